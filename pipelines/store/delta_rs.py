@@ -1,0 +1,249 @@
+"""The embedded engine: Spark computes and writes Parquet, delta-rs commits it.
+
+Needs only PyPI packages (no Delta jars), so it is the default on laptops and
+CI. Reads go through the snapshot's active file list, so files a killed write
+left behind, or files an overwrite removed, are never read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+import uuid
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.dataset as pads
+from deltalake import CommitProperties, DeltaTable
+from deltalake import Schema as DeltaSchema
+from deltalake.exceptions import CommitFailedError, TableNotFoundError
+from deltalake.transaction import RemoveAction, create_table_with_add_actions
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
+from pyspark.sql.types import StructType
+
+from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
+from pipelines.store.parquet_files import publish_staged_files, staging_dir
+
+COMMIT_RETRIES = 5
+
+
+def _quote(column: str) -> str:
+    return '"' + column.replace('"', '""') + '"'
+
+
+class DeltaRsEngine(Engine):
+    """Delta tables through `deltalake` (delta-rs); Spark only touches Parquet."""
+
+    name = "delta-rs"
+
+    # -- reading -----------------------------------------------------------
+    def _table(self, path: str, version: int | None = None) -> DeltaTable | None:
+        if not DeltaTable.is_deltatable(path):
+            return None
+        try:
+            return DeltaTable(path, version=version)
+        except TableNotFoundError:
+            return None
+
+    def exists(self, path: str) -> bool:
+        return DeltaTable.is_deltatable(path)
+
+    def version(self, path: str) -> int | None:
+        table = self._table(path)
+        return None if table is None else table.version()
+
+    def spark_schema(self, table: DeltaTable) -> StructType:
+        return from_arrow_schema(pa.schema(table.schema().to_arrow()))
+
+    def _read_files(self, table: DeltaTable, files: list[str], path: str) -> DataFrame:
+        schema = self.spark_schema(table)
+        if not files:
+            return self.spark.createDataFrame([], schema)
+        df = self.spark.read.schema(schema).option("basePath", path).parquet(*files)
+        return df.select(*[F.col(f"`{name}`") for name in schema.names])
+
+    def read(self, path: str, version: int | None = None) -> DataFrame:
+        table = self._table(path, version)
+        if table is None:
+            raise FileNotFoundError(f"no Delta table at {path}")
+        return self._read_files(table, table.file_uris(), path)
+
+    def read_added_since(self, path: str, version: int) -> DataFrame:
+        table = self._table(path)
+        if table is None:
+            raise FileNotFoundError(f"no Delta table at {path}")
+        before = set(DeltaTable(path, version=version).file_uris()) if version >= 0 else set()
+        added = [f for f in table.file_uris() if f not in before]
+        return self._read_files(table, added, path)
+
+    # -- writing -----------------------------------------------------------
+    def _arrow_schema(self, df: DataFrame) -> pa.Schema:
+        return to_arrow_schema(df.schema, timezone="UTC")
+
+    def _aligned(self, df: DataFrame, table: DeltaTable) -> DataFrame:
+        """Add new columns to the table, fill columns the frame lacks with nulls."""
+        table_schema = self.spark_schema(table)
+        existing = {f.name: f for f in table_schema.fields}
+        new_fields = [f for f in df.schema.fields if f.name not in existing]
+        if new_fields:
+            arrow_new = to_arrow_schema(StructType(new_fields), timezone="UTC")
+            table.alter.add_columns(list(DeltaSchema.from_arrow(arrow_new).fields))
+        missing = [f for f in table_schema.fields if f.name not in df.columns]
+        for field in missing:
+            df = df.withColumn(field.name, F.lit(None).cast(field.dataType))
+        return df
+
+    def _stage(self, df: DataFrame, path: str, partition_by: list[str]):
+        staging = staging_dir(path)
+        writer = df.write.mode("errorifexists")
+        if partition_by:
+            writer = writer.partitionBy(*partition_by)
+        writer.parquet(staging)
+        return publish_staged_files(staging, path, partition_by)
+
+    @staticmethod
+    def _props(metadata: str | None) -> CommitProperties:
+        custom = {METADATA_KEY: metadata} if metadata is not None else None
+        return CommitProperties(custom_metadata=custom, max_commit_retries=COMMIT_RETRIES)
+
+    def _commit(self, path, df, partition_by, actions, mode, partition_filters, metadata) -> None:
+        table = self._table(path)
+        schema = self._arrow_schema(df)
+        try:
+            if table is None:
+                os.makedirs(path, exist_ok=True)
+                create_table_with_add_actions(
+                    path,
+                    DeltaSchema.from_arrow(schema),
+                    actions,
+                    mode="append",
+                    partition_by=partition_by or None,
+                    commit_properties=self._props(metadata),
+                )
+            else:
+                table.create_write_transaction(
+                    actions,
+                    mode=mode,
+                    schema=schema,
+                    partition_by=partition_by or None,
+                    partition_filters=partition_filters,
+                    commit_properties=self._props(metadata),
+                )
+        except CommitFailedError as exc:
+            raise ConcurrentWriteError(f"commit to {path} conflicted with another writer: {exc}") from exc
+
+    def append(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
+        table = self._table(path)
+        if table is not None:
+            df = self._aligned(df, table)
+            partition_by = table.metadata().partition_columns
+        actions = self._stage(df, path, partition_by)
+        self._commit(path, df, partition_by, actions, "append", None, metadata)
+
+    def overwrite(self, df, path, partition_by, partitions, metadata) -> None:
+        table = self._table(path)
+        if table is not None:
+            df = self._aligned(df, table)
+            partition_by = table.metadata().partition_columns
+        actions = self._stage(df, path, partition_by)
+        if table is None:
+            self._commit(path, df, partition_by, actions, "append", None, metadata)
+            return
+        if partitions is None:
+            self._commit(path, df, partition_by, actions, "overwrite", None, metadata)
+            return
+        for spec in partitions:  # one commit per partition would not be atomic: use remove actions
+            if set(spec) != set(partition_by):
+                raise ValueError(f"partition spec {spec} must name exactly {partition_by}")
+        removes = self._removes_for(table, partitions)
+        self._commit(path, df, partition_by, removes + actions, "append", None, metadata)
+
+    def _removes_for(self, table: DeltaTable, partitions: list[dict[str, Any]]):
+        wanted = {
+            tuple(sorted((k, None if v is None else str(v)) for k, v in spec.items())) for spec in partitions
+        }
+        now = int(time.time() * 1000)
+        removes = []
+        adds = pa.table(table.get_add_actions(flatten=False)).to_pylist()
+        for add in adds:
+            values = add.get("partition_values") or add.get("partition") or {}
+            key = tuple(sorted((k, None if v is None else str(v)) for k, v in values.items()))
+            if key in wanted:
+                removes.append(
+                    RemoveAction(
+                        path=add["path"],
+                        data_change=True,
+                        deletion_timestamp=now,
+                        size=add["size_bytes"],
+                        partition_values={k: (None if v is None else str(v)) for k, v in values.items()},
+                    )
+                )
+        return removes
+
+    def merge(self, df, path, keys, delete_flag, metadata) -> None:
+        table = self._table(path)
+        if table is None:
+            to_insert = df.where(~F.col(delete_flag)).drop(delete_flag) if delete_flag else df
+            self.append(to_insert, path, [], metadata)
+            return
+        columns = [c for c in df.columns if c != delete_flag]
+        source_dir = os.path.join(os.path.dirname(os.path.dirname(path)), "_tmp", uuid.uuid4().hex)
+        try:
+            df.write.parquet(source_dir)
+            source = pads.dataset(source_dir, format="parquet")
+            if source.count_rows() == 0:
+                return
+            predicate = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
+            values = {_quote(c): f"s.{_quote(c)}" for c in columns}
+            live = f"NOT s.{_quote(delete_flag)}" if delete_flag else None
+            merger = table.merge(
+                source=source.scanner().to_reader(),
+                predicate=predicate,
+                source_alias="s",
+                target_alias="t",
+                merge_schema=True,
+                commit_properties=self._props(metadata),
+            )
+            if delete_flag:
+                merger = merger.when_matched_delete(predicate=f"s.{_quote(delete_flag)}")
+            merger = merger.when_matched_update(updates=values, predicate=live)
+            merger = merger.when_not_matched_insert(updates=values, predicate=live)
+            try:
+                merger.execute()
+            except CommitFailedError as exc:
+                raise ConcurrentWriteError(
+                    f"merge into {path} conflicted with another writer: {exc}"
+                ) from exc
+        finally:
+            shutil.rmtree(source_dir, ignore_errors=True)
+
+    def history(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
+        table = self._table(path)
+        if table is None:
+            return []
+        commits = table.history(limit)
+        for commit in commits:
+            commit.setdefault(METADATA_KEY, None)
+        return sorted(commits, key=lambda c: c["version"], reverse=True)
+
+    def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
+        table = self._table(path)
+        if table is None:
+            return []
+        removed = []
+        staging_root = os.path.join(path, "_staging")
+        cutoff = time.time() - retention_hours * 3600
+        if os.path.isdir(staging_root):
+            for name in os.listdir(staging_root):
+                folder = os.path.join(staging_root, name)
+                if os.path.getmtime(folder) <= cutoff:
+                    removed.append(folder)
+                    if not dry_run:
+                        shutil.rmtree(folder, ignore_errors=True)
+        removed += table.vacuum(
+            retention_hours=int(retention_hours), dry_run=dry_run, enforce_retention_duration=False, full=True
+        )
+        return removed

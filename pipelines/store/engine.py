@@ -1,0 +1,64 @@
+"""The contract every storage engine fulfils; the TableStore facade calls only this."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
+
+
+class ConcurrentWriteError(RuntimeError):
+    """Another writer committed a conflicting change; the operation was not applied."""
+
+
+class Engine(ABC):
+    """Delta operations on table paths. Implementations must be atomic per call."""
+
+    name: str
+
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+
+    @abstractmethod
+    def exists(self, path: str) -> bool: ...
+
+    @abstractmethod
+    def version(self, path: str) -> int | None: ...
+
+    @abstractmethod
+    def read(self, path: str, version: int | None = None) -> DataFrame: ...
+
+    @abstractmethod
+    def read_added_since(self, path: str, version: int) -> DataFrame:
+        """Rows of the data files added after `version` (meaningful for append-only tables)."""
+
+    @abstractmethod
+    def append(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None: ...
+
+    @abstractmethod
+    def overwrite(
+        self,
+        df: DataFrame,
+        path: str,
+        partition_by: list[str],
+        partitions: list[dict[str, Any]] | None,
+        metadata: str | None,
+    ) -> None:
+        """Replace the whole table, or only the listed partitions (each a {column: value} dict)."""
+
+    @abstractmethod
+    def merge(
+        self, df: DataFrame, path: str, keys: list[str], delete_flag: str | None, metadata: str | None
+    ) -> None:
+        """Upsert `df` on `keys`; rows whose `delete_flag` column is true delete their match."""
+
+    @abstractmethod
+    def history(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
+        """Commits newest first, each with at least `version`, `timestamp`, `operation`, `userMetadata`."""
+
+    @abstractmethod
+    def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
+        """Remove data files no snapshot within the retention needs (crashed writes, old versions)."""

@@ -1,0 +1,132 @@
+"""Turn the Parquet files Spark wrote into Delta `add` actions (path, partition values, stats).
+
+delta-rs commits files it did not write only if we describe them; the stats
+JSON (numRecords, minValues, maxValues, nullCount) comes from the Parquet
+footers so readers can skip files. Only top-level primitive columns get
+min/max; strings longer than 32 characters are left out rather than truncated
+(a truncated max would be wrong for data skipping).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import uuid
+from pathlib import Path
+from urllib.parse import unquote
+
+import pyarrow.parquet as pq
+from deltalake.transaction import AddAction
+
+HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+MAX_STRING_STAT = 32
+
+
+def _stat_value(value):
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=dt.timezone.utc)
+        return value.astimezone(dt.timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return None
+    if isinstance(value, str) and len(value) > MAX_STRING_STAT:
+        return None
+    if isinstance(value, float) and value != value:  # NaN makes min/max meaningless
+        return None
+    return value
+
+
+def parquet_stats(file_path: str, partition_columns: set[str]) -> tuple[int, str]:
+    """(num_rows, Delta stats JSON) read from one Parquet footer."""
+    meta = pq.read_metadata(file_path)
+    num_rows = meta.num_rows
+    mins: dict = {}
+    maxs: dict = {}
+    nulls: dict = {}
+    schema = meta.schema.to_arrow_schema()
+    top_level = {f.name for f in schema if not (f.type.num_fields or str(f.type).startswith(("list", "map")))}
+    for rg in range(meta.num_row_groups):
+        group = meta.row_group(rg)
+        for ci in range(group.num_columns):
+            col = group.column(ci)
+            name = col.path_in_schema
+            if name not in top_level or name in partition_columns:
+                continue
+            stats = col.statistics
+            if stats is None:
+                mins[name] = maxs[name] = None
+                continue
+            if stats.has_null_count:
+                nulls[name] = nulls.get(name, 0) + stats.null_count
+            if not stats.has_min_max:
+                continue
+            lo, hi = _stat_value(stats.min), _stat_value(stats.max)
+            if lo is None or hi is None or isinstance(stats.min, bool):
+                mins[name] = maxs[name] = None
+                continue
+            if name not in mins:
+                mins[name], maxs[name] = lo, hi
+            elif mins[name] is not None:
+                mins[name], maxs[name] = min(mins[name], lo), max(maxs[name], hi)
+    stats_json = {
+        "numRecords": num_rows,
+        "minValues": {k: v for k, v in mins.items() if v is not None},
+        "maxValues": {k: v for k, v in maxs.items() if v is not None},
+        "nullCount": nulls,
+    }
+    return num_rows, json.dumps(stats_json, separators=(",", ":"))
+
+
+def partition_values(relative_path: str, partition_by: list[str]) -> dict[str, str | None]:
+    """Partition values from Spark's `col=value/` directories (unescaped, HIVE null -> None)."""
+    values: dict[str, str | None] = {}
+    for part in Path(relative_path).parts[:-1]:
+        if "=" in part:
+            key, raw = part.split("=", 1)
+            value = unquote(raw)
+            values[key] = None if value == HIVE_NULL else value
+    return {col: values.get(col) for col in partition_by}
+
+
+def staging_dir(table_path: str) -> str:
+    """A fresh folder under the table for one write; never referenced by the Delta log."""
+    return os.path.join(table_path, "_staging", uuid.uuid4().hex)
+
+
+def publish_staged_files(staging: str, table_path: str, partition_by: list[str]) -> list[AddAction]:
+    """Move the Parquet files of a finished Spark write into the table and describe them.
+
+    Empty files are dropped. The staging folder is removed afterwards; if the
+    process dies before the Delta commit, the moved files stay unreferenced and
+    `vacuum` removes them.
+    """
+    actions: list[AddAction] = []
+    for root, _dirs, files in os.walk(staging):
+        for name in sorted(files):
+            if not name.endswith(".parquet"):
+                continue
+            source = os.path.join(root, name)
+            relative = os.path.relpath(source, staging)
+            num_rows, stats = parquet_stats(source, set(partition_by))
+            if num_rows == 0:
+                continue
+            target = os.path.join(table_path, relative)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.replace(source, target)
+            info = os.stat(target)
+            actions.append(
+                AddAction(
+                    path=Path(relative).as_posix(),
+                    size=info.st_size,
+                    partition_values=partition_values(relative, partition_by),
+                    modification_time=int(info.st_mtime * 1000),
+                    data_change=True,
+                    stats=stats,
+                )
+            )
+    shutil.rmtree(staging, ignore_errors=True)
+    return actions
