@@ -1,0 +1,1 @@
+"""Bronze layer: raw records of each source, landed losslessly, once per file, with lineage."""

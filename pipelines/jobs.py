@@ -1,0 +1,63 @@
+"""Job specifications: what each table module declares so the runner can build it.
+
+A table module (e.g. `silver/datahub_entity_changes.py`) owns one table and
+exposes `JOB`. Transforms are pure `DataFrame -> DataFrame`; reading new input,
+quality gates, quarantine, deduplication, writing and bookkeeping are the
+runner's job (`pipelines/runner.py`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame
+
+ERRORS_COLUMN = "_errors"  # array<string>: row-level problems found while typing a row
+
+
+@dataclass(frozen=True)
+class BronzeJob:
+    """Land one source's new landing files into its bronze table."""
+
+    table: str
+    source: str  # key in conf `sources`
+    record_arrays: tuple[str, ...] = ()  # wrapper fields whose array holds the records (e.g. usageEvents)
+    record_objects: tuple[str, ...] = ()  # wrapper fields holding a single record (e.g. messageBody)
+    page_columns: dict[str, str] = field(
+        default_factory=dict
+    )  # bronze column -> wrapper field kept per record
+
+
+@dataclass(frozen=True)
+class SilverJob:
+    """Type the rows of `source` appended since the last run into `table`.
+
+    `transform(new_rows)` returns typed rows with `event_id`, `event_time`,
+    `event_date`, the lineage columns (`raw`, `source_file`, `record_index`,
+    `ingested_at`) and `_errors`. Rows with errors or failing `drop`
+    expectations go to `silver.quarantine`; the rest are deduplicated on
+    `event_id` (within the batch and against the table) and appended.
+    `reconciles` names the landing source whose bronze rows this table accounts
+    for (None for tables derived from another silver table).
+    """
+
+    table: str
+    source: str
+    transform: Callable[[DataFrame], DataFrame]
+    reconciles: str | None = None
+    partition_by: tuple[str, ...] = ()
+    dedup_key: str = "event_id"
+
+
+@dataclass(frozen=True)
+class GoldJob:
+    """Rebuild the part of `table` touched by new rows of its `sources`.
+
+    `build(ctx)` does its own incremental work through the context (see
+    `pipelines/runner.py`); gold logic is too varied for one template.
+    """
+
+    table: str
+    sources: tuple[str, ...]
+    build: Callable[..., None]

@@ -1,0 +1,1 @@
+"""Silver layer: typed, deduplicated, validated tables; one module per table."""

@@ -1,0 +1,62 @@
+"""Column helpers shared by the silver transforms: deterministic ids, safe casts, lineage.
+
+Casts never fail a job: an uncastable value becomes null and the field's name
+is added to the row's `_errors`, which sends the row to quarantine.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.jobs import ERRORS_COLUMN
+
+LINEAGE = ("raw", "source_file", "record_index", "ingested_at")
+_SEPARATOR = "\u001f"
+_NULL = "\u0000"
+
+
+def deterministic_id(*parts: Column | str) -> Column:
+    """sha256 of the parts (nulls distinguished from empty strings): same record, same id."""
+    cols = [F.coalesce(F.col(p) if isinstance(p, str) else p, F.lit(_NULL)) for p in parts]
+    return F.sha2(F.concat_ws(_SEPARATOR, *[c.cast("string") for c in cols]), 256)
+
+
+def canonical_map(column: Column) -> Column:
+    """A map as sorted-entries JSON, so key order in the source never changes an id."""
+    return F.when(column.isNull(), F.lit(None)).otherwise(F.to_json(F.array_sort(F.map_entries(column))))
+
+
+def safe_cast(value: Column, to: str) -> Column:
+    """`try_cast` (null instead of an error)."""
+    return value.try_cast(to)
+
+
+def cast_error(value: Column, to: str, field: str) -> Column:
+    """`cast:<field>` when a present value cannot be cast to `to`, else null."""
+    return F.when(value.isNotNull() & value.try_cast(to).isNull(), F.lit(f"cast:{field}"))
+
+
+def epoch_millis_to_timestamp(value: Column) -> Column:
+    """UTC timestamp from epoch milliseconds given as number or numeric string."""
+    return F.timestamp_millis(value.try_cast("long"))
+
+
+def collect_errors(*checks: Column) -> Column:
+    """array<string> of the non-null error names (empty array when none)."""
+    return F.filter(F.array(*checks), lambda c: c.isNotNull()) if checks else F.array().cast("array<string>")
+
+
+def corrupt_error() -> Column:
+    """`bronze_corrupt` for rows bronze could not parse as a JSON object."""
+    return F.when(
+        F.col("is_corrupt"), F.concat(F.lit("bronze_corrupt:"), F.coalesce("corrupt_reason", F.lit("?")))
+    )
+
+
+def with_errors(df: DataFrame, *checks: Column) -> DataFrame:
+    return df.withColumn(ERRORS_COLUMN, collect_errors(*checks))
+
+
+def lineage() -> list[Column]:
+    return [F.col(c) for c in LINEAGE]
