@@ -52,12 +52,24 @@ class SilverJob:
 
 @dataclass(frozen=True)
 class GoldJob:
-    """Rebuild the part of `table` touched by new rows of its `sources`.
+    """Recompute the groups of `table` that new rows of its `sources` touch.
 
-    `build(ctx)` does its own incremental work through the context (see
-    `pipelines/runner.py`); gold logic is too varied for one template.
+    Incremental contract (the runner does the I/O):
+    1. `relevant(source_table, rows)` keeps the rows of one source this table
+       uses and adds a `_group` column (the recompute unit, e.g. the dataset an
+       association belongs to). Applied to new rows it yields the touched groups;
+       applied to the full source it yields the history of those groups.
+    2. `build({source_table: relevant rows of the touched groups})` returns the
+       complete output rows of those groups, with a `group_key` column equal to
+       `_group` and unique `row_key`.
+    3. The runner replaces those groups in the table (rows no longer produced are
+       deleted), so an incremental run equals a full rebuild.
     """
 
     table: str
     sources: tuple[str, ...]
-    build: Callable[..., None]
+    relevant: Callable[[str, DataFrame], DataFrame]
+    build: Callable[[dict[str, DataFrame]], DataFrame]
+    group_key: str
+    row_key: tuple[str, ...]
+    partition_by: tuple[str, ...] = ()
