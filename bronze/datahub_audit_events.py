@@ -1,0 +1,14 @@
+"""bronze.datahub_audit_events: DataHub audit-event search pages; each `usageEvents` element is a record.
+
+The page's `nextScrollId` and `total` stay beside every record so a gap in a
+scroll can be noticed later.
+"""
+
+from pipelines.jobs import BronzeJob
+
+JOB = BronzeJob(
+    table="bronze.datahub_audit_events",
+    source="datahub_audit",
+    record_arrays=("usageEvents",),
+    page_columns={"next_scroll_id": ("nextScrollId", "string"), "page_total": ("total", "long")},
+)

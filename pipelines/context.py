@@ -1,0 +1,52 @@
+"""What every job execution gets: Spark, the table store, configuration, run identity, logging."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from dataclasses import dataclass, field
+
+from pyspark.sql import SparkSession
+
+from pipelines.config import Config
+from pipelines.store import TableStore
+
+
+@dataclass
+class JobResult:
+    """Counts a job reports; they land in `ops.runs` and reconcile layer to layer."""
+
+    status: str = "SUCCESS"  # SUCCESS | SKIPPED | FAILED
+    source_rows: int = 0  # rows read from the input table(s) / records found in landing files
+    rows_in: int = 0  # rows the transform produced
+    rows_out: int = 0  # rows written to the table
+    rows_quarantined: int = 0
+    rows_duplicate: int = 0
+    files: int = 0
+    message: str = ""
+
+
+@dataclass
+class RunContext:
+    spark: SparkSession
+    store: TableStore
+    config: Config
+    run_id: str
+    started_at: dt.datetime
+    log_format: str = "text"
+    out: object = field(default=sys.stdout)
+
+    def log(self, event: str, **fields) -> None:
+        """One progress line: human-readable, or a JSON object per line with --log-format json."""
+        if self.log_format == "json":
+            record = {
+                "ts": dt.datetime.now(dt.timezone.utc).isoformat(),
+                "run_id": self.run_id,
+                "event": event,
+            }
+            record.update(fields)
+            print(json.dumps(record, default=str), file=self.out, flush=True)
+            return
+        details = "  ".join(f"{k}={v}" for k, v in fields.items() if v not in (None, ""))
+        print(f"{event:<10} {details}", file=self.out, flush=True)

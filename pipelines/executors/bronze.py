@@ -1,0 +1,139 @@
+"""Land new files of one source into its bronze table, exactly once per file.
+
+Order of work: recover log rows of a commit an earlier run made but did not
+log; decide per file (new, unchanged, changed, too large) from the ingestion
+log with size/mtime first and a content hash only when needed; read the new
+files in one Spark job; append the records in one Delta commit; log the files.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from bronze.records import extract_records, spark_path_key
+from pipelines import ingestion_log as log
+from pipelines.context import JobResult, RunContext
+from pipelines.jobs import BronzeJob
+from pipelines.landing import FileScan, LandingFile, discover, scan
+
+FILES_SCHEMA = StructType(
+    [
+        StructField("source_file", StringType()),
+        StructField("file_hash", StringType()),
+        StructField("mode", StringType()),
+    ]
+)
+INVALID_SCHEMA = StructType(
+    [
+        StructField("source_file", StringType()),
+        StructField("line_number", LongType()),
+        StructField("raw_base64", StringType()),
+    ]
+)
+
+
+def _plan(
+    ctx: RunContext, job: BronzeJob, files: list[LandingFile]
+) -> tuple[list[FileScan], list[tuple], list[str]]:
+    """Files to ingest, log rows for files set aside, and warnings to print."""
+    settings = ctx.config.section("bronze")
+    max_bytes = settings["max_file_mb"] * 1024 * 1024
+    known = log.known_files(ctx.store, job.source)
+    to_ingest, set_aside, warnings = [], [], []
+    for file in files:
+        history = known.get(file.path, [])
+        ingested = [k for k in history if k.status == log.INGESTED]
+        if ingested and any(k.size == file.size and k.mtime_ms == file.mtime_ms for k in ingested):
+            continue
+        if file.size > max_bytes:
+            if not any(k.status == log.TOO_LARGE and k.size == file.size for k in history):
+                set_aside.append(
+                    log.entry(
+                        job.source, file, None, log.TOO_LARGE, ctx.run_id, note="raise bronze.max_file_mb"
+                    )
+                )
+                warnings.append(f"{file.path}: {file.size} bytes exceeds bronze.max_file_mb; not ingested")
+            continue
+        found = scan(file)
+        if any(k.file_hash == found.sha256 for k in ingested):
+            continue
+        if ingested and settings["on_changed_file"] == "skip":
+            if not any(k.status == log.CHANGED_SKIPPED and k.file_hash == found.sha256 for k in history):
+                set_aside.append(
+                    log.entry(
+                        job.source,
+                        file,
+                        found.sha256,
+                        log.CHANGED_SKIPPED,
+                        ctx.run_id,
+                        note="content changed",
+                    )
+                )
+                warnings.append(
+                    f"{file.path}: content changed since it was ingested; skipped (bronze.on_changed_file)"
+                )
+            continue
+        to_ingest.append(found)
+    return to_ingest, set_aside, warnings
+
+
+def run(job: BronzeJob, ctx: RunContext) -> JobResult:
+    folder_name = ctx.config.sources[job.source]["folder"]
+    folder = ctx.config.landing / folder_name
+    if not ctx.config.landing.is_dir():
+        raise FileNotFoundError(f"landing folder {ctx.config.landing} does not exist")
+    recovered = log.recover(ctx.spark, ctx.store, job.source, job.table)
+    scans, set_aside, warnings = _plan(ctx, job, discover(folder))
+    for warning in warnings:
+        ctx.log("warning", table=job.table, message=warning)
+    log.append(ctx.spark, ctx.store, set_aside)
+    if not scans:
+        note = f"recovered {recovered} file log rows" if recovered else "no new files"
+        return JobResult(status="SKIPPED", message=note)
+
+    spark = ctx.spark
+    meta = spark.createDataFrame([(s.file.path, s.sha256, s.mode) for s in scans], FILES_SCHEMA)
+    invalid = spark.createDataFrame(
+        [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()],
+        INVALID_SCHEMA,
+    )
+    texts = spark.read.text([s.file.path for s in scans], wholetext=True).select(
+        spark_path_key(F.col("_metadata.file_path")).alias("source_file"), F.col("value").alias("content")
+    )
+    files = texts.join(F.broadcast(meta), "source_file")
+    records = (
+        extract_records(files, job, invalid)
+        .withColumn("ingested_at", F.lit(ctx.started_at).cast("timestamp"))
+        .withColumn("ingest_run_id", F.lit(ctx.run_id))
+        .persist()
+    )
+    try:
+        per_file = {
+            r.source_file: (r.records, r.corrupt)
+            for r in records.groupBy("source_file")
+            .agg(F.count(F.lit(1)).alias("records"), F.sum(F.col("is_corrupt").cast("long")).alias("corrupt"))
+            .collect()
+        }
+        ctx.store.append(records, job.table, metadata={"run_id": ctx.run_id, "files": len(scans)})
+    finally:
+        records.unpersist()
+    version = ctx.store.version(job.table)
+    rows = [
+        log.entry(
+            job.source,
+            s.file,
+            s.sha256,
+            log.INGESTED,
+            ctx.run_id,
+            *per_file.get(s.file.path, (0, 0)),
+            version,
+        )
+        for s in scans
+    ]
+    log.append(spark, ctx.store, rows)
+    total = sum(n for n, _ in per_file.values())
+    corrupt = sum(c or 0 for _, c in per_file.values())
+    return JobResult(
+        source_rows=total, rows_in=total, rows_out=total, files=len(scans), message=f"{corrupt} corrupt"
+    )

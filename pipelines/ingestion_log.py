@@ -1,0 +1,160 @@
+"""`ops.ingestion_log`: which landing file went into which bronze commit.
+
+Exactly-once per file rests on two facts: a bronze commit carries its run id
+in the Delta commit metadata, and every file of that commit gets a log row
+with the bronze version. A run killed between the two leaves bronze commits
+newer than the log's last version; `recover` rebuilds their log rows from the
+bronze rows themselves before anything else happens.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+
+from pipelines.landing import LandingFile
+from pipelines.store import TableStore
+
+TABLE = "ops.ingestion_log"
+INGESTED = "INGESTED"
+CHANGED_SKIPPED = "CHANGED_SKIPPED"
+TOO_LARGE = "TOO_LARGE"
+
+SCHEMA = StructType(
+    [
+        StructField("source", StringType(), False),
+        StructField("path", StringType(), False),
+        StructField("size", LongType()),
+        StructField("modified_at", TimestampType()),
+        StructField("file_hash", StringType()),
+        StructField("records", LongType()),
+        StructField("corrupt_records", LongType()),
+        StructField("status", StringType(), False),
+        StructField("run_id", StringType(), False),
+        StructField("bronze_version", LongType()),
+        StructField("logged_at", TimestampType(), False),
+        StructField("note", StringType()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class KnownFile:
+    path: str
+    size: int | None
+    mtime_ms: int | None
+    file_hash: str | None
+    status: str
+
+
+def known_files(store: TableStore, source: str) -> dict[str, list[KnownFile]]:
+    """Every logged file of `source` (one row per file and version; small: files, not records)."""
+    if not store.exists(TABLE):
+        return {}
+    rows = (
+        store.read(TABLE)
+        .where(F.col("source") == source)
+        .select("path", "size", "modified_at", "file_hash", "status")
+        .collect()
+    )
+    known: dict[str, list[KnownFile]] = {}
+    for row in rows:
+        mtime = int(row.modified_at.timestamp() * 1000) if row.modified_at else None
+        known.setdefault(row.path, []).append(KnownFile(row.path, row.size, mtime, row.file_hash, row.status))
+    return known
+
+
+def last_logged_version(store: TableStore, source: str) -> int | None:
+    if not store.exists(TABLE):
+        return None
+    row = (
+        store.read(TABLE)
+        .where((F.col("source") == source) & F.col("bronze_version").isNotNull())
+        .agg(F.max("bronze_version"))
+        .first()
+    )
+    return None if row[0] is None else int(row[0])
+
+
+def _timestamp(ms: int | None) -> dt.datetime | None:
+    return None if ms is None else dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+
+
+def entry(
+    source: str,
+    file: LandingFile,
+    file_hash: str | None,
+    status: str,
+    run_id: str,
+    records: int | None = None,
+    corrupt: int | None = None,
+    bronze_version: int | None = None,
+    note: str | None = None,
+) -> tuple:
+    """One log row (a tuple in SCHEMA order)."""
+    return (
+        source,
+        file.path,
+        file.size,
+        _timestamp(file.mtime_ms),
+        file_hash,
+        records,
+        corrupt,
+        status,
+        run_id,
+        bronze_version,
+        dt.datetime.now(tz=dt.timezone.utc),
+        note,
+    )
+
+
+def append(spark: SparkSession, store: TableStore, rows: list[tuple]) -> None:
+    if rows:
+        store.append(spark.createDataFrame(rows, SCHEMA), TABLE)
+
+
+def recover(spark: SparkSession, store: TableStore, source: str, bronze_table: str) -> int:
+    """Log the files of bronze commits the log does not know yet (a run died after its commit)."""
+    current = store.version(bronze_table)
+    if current is None:
+        return 0
+    logged = last_logged_version(store, source)
+    if logged is not None and logged >= current:
+        return 0
+    since = -1 if logged is None else logged
+    per_file = (
+        store.read_added_since(bronze_table, since if since >= 0 else None)
+        .groupBy("source_file", "file_hash", "ingest_run_id")
+        .agg(F.count(F.lit(1)).alias("records"), F.sum(F.col("is_corrupt").cast("long")).alias("corrupt"))
+        .collect()
+    )
+    known = known_files(store, source)
+    rows = []
+    for row in per_file:
+        if any(k.file_hash == row.file_hash and k.status == INGESTED for k in known.get(row.source_file, [])):
+            continue
+        rows.append(
+            entry(
+                source,
+                LandingFile(row.source_file, 0, 0),
+                row.file_hash,
+                INGESTED,
+                row.ingest_run_id,
+                row.records,
+                row.corrupt,
+                current,
+                "recovered after an interrupted run",
+            )
+        )
+    if not rows:  # nothing missing (e.g. a compaction commit): remember we checked
+        return 0
+    append(spark, store, rows)
+    return len(rows)
+
+
+def as_frame(spark: SparkSession, rows: list[tuple]) -> DataFrame:
+    return spark.createDataFrame(rows, SCHEMA)

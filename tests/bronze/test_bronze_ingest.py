@@ -1,0 +1,166 @@
+"""Bronze lands every record of every supported file shape, once, with lineage."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from pyspark.sql import functions as F
+
+from pipelines import ingestion_log
+from pipelines.runner import run_pipeline
+
+ECE = "bronze.datahub_entity_change_events"
+
+
+@pytest.fixture
+def landing(tmp_path):
+    root = tmp_path / "landing"
+    for source in ("datahub_ece", "datahub_audit", "openmetadata", "dataworks"):
+        (root / source).mkdir(parents=True)
+    return root
+
+
+def _run(config, spark, landing, warehouse):
+    return run_pipeline(
+        config.with_overrides(landing=str(landing), warehouse=str(warehouse)), ("bronze",), spark=spark
+    )
+
+
+def _bronze(store, table=ECE):
+    return store.read(table)
+
+
+def _by_file(store, name, table=ECE):
+    rows = _bronze(store, table).where(F.col("source_file").endswith(name)).orderBy("record_index").collect()
+    return [(r.record_index, r.line_number, r.raw, r.is_corrupt, r.corrupt_reason) for r in rows]
+
+
+def test_every_file_shape_and_corrupt_record_is_kept(config, spark, landing, warehouse, store):
+    ece = landing / "datahub_ece"
+    (ece / "lines.jsonl").write_bytes(
+        b'{"a":1}\r\n\r\n{"a": 2, "nested": {"x": [1, 2]}}\n{"a": tru\nnot json\n\xff\xfe\x00bad\n\t\n42\n'
+    )
+    (ece / "array.json").write_text('[{"b":1}, {"b":2}, 3]')
+    (ece / "pretty.json").write_text('{\n  "c": 1,\n  "d": [\n    {"e": 2}\n  ]\n}\n')
+    (ece / "bom.jsonl").write_bytes('\ufeff{"f":1}\n'.encode())
+    with gzip.open(ece / "z.jsonl.gz", "wt") as handle:
+        handle.write('{"g":1}\n{"g":2}\n')
+    (ece / "empty.jsonl").write_text("")
+    (ece / "empty_array.json").write_text("[]")
+    (ece / "broken_doc.json").write_text('{\n  "h": 1,\n  "i": \n')
+    (ece / "deep.jsonl").write_text('{"a":' * 3000 + "1" + "}" * 3000 + "\n")
+    big = json.dumps({"big": "x" * (10 * 1024 * 1024)})
+    (ece / "big.jsonl").write_text(big + "\n")
+
+    _run(config, spark, landing, warehouse)
+
+    assert _by_file(store, "lines.jsonl") == [
+        (0, 0, '{"a":1}', False, None),
+        (1, 2, '{"a": 2, "nested": {"x": [1, 2]}}', False, None),
+        (2, 3, '{"a": tru', True, "malformed JSON"),
+        (3, 4, "not json", True, "not a JSON object"),
+        (4, 5, "\ufffd\ufffd\x00bad", True, "invalid UTF-8"),
+        (5, 7, "42", True, "not a JSON object"),
+    ]
+    invalid = _bronze(store).where(F.col("corrupt_reason") == "invalid UTF-8").first()
+    assert invalid.raw_base64 == "//4AYmFk"  # the original bytes ff fe 00 'bad'
+    assert [r[2:4] for r in _by_file(store, "array.json")] == [
+        ('{"b":1}', False),
+        ('{"b":2}', False),
+        ("3", True),
+    ]
+    assert _by_file(store, "pretty.json")[0][3] is False
+    assert _by_file(store, "bom.jsonl") == [(0, 0, '{"f":1}', False, None)]
+    assert [r[2] for r in _by_file(store, "z.jsonl.gz")] == ['{"g":1}', '{"g":2}']
+    assert _by_file(store, "empty.jsonl") == [] and _by_file(store, "empty_array.json") == []
+    assert [r[3:] for r in _by_file(store, "broken_doc.json")] == [(True, "malformed JSON document")]
+    assert [r[3:] for r in _by_file(store, "deep.jsonl")] == [(True, "malformed JSON document")]
+    assert _bronze(store).where(F.col("source_file").endswith("big.jsonl")).select(F.length("raw")).first()[
+        0
+    ] == len(big)
+
+    logged = {r.path.rsplit("/", 1)[-1]: r.records for r in store.read(ingestion_log.TABLE).collect()}
+    assert logged["lines.jsonl"] == 6 and logged["empty.jsonl"] == 0 and logged["array.json"] == 3
+    assert sum(logged.values()) == _bronze(store).count()
+
+
+def test_wrappers_yield_their_records_with_page_columns(config, spark, landing, warehouse, store):
+    page = {
+        "nextScrollId": "s2",
+        "count": 2,
+        "total": 7,
+        "usageEvents": [{"eventType": "A"}, {"eventType": "B"}],
+    }
+    (landing / "datahub_audit" / "page.json").write_text(json.dumps(page))
+    fc = {
+        "messageId": "m-1",
+        "eventType": "upload-data-to-table",
+        "blockBusiness": True,
+        "messageBody": {"eventCode": "x"},
+    }
+    (landing / "dataworks" / "fc.json").write_text(json.dumps(fc))
+    _run(config, spark, landing, warehouse)
+
+    audit = store.read("bronze.datahub_audit_events").orderBy("record_index").collect()
+    assert [json.loads(r.raw)["eventType"] for r in audit] == ["A", "B"]
+    assert {(r.next_scroll_id, r.page_total) for r in audit} == {("s2", 7)}
+    dw = store.read("bronze.dataworks_events").first()
+    assert json.loads(dw.raw) == {"eventCode": "x"}
+    assert json.loads(dw.container)["messageId"] == "m-1"
+
+
+def test_rerun_lands_nothing_new_and_new_files_only_add(config, spark, landing, warehouse, store):
+    (landing / "datahub_ece" / "one.jsonl").write_text('{"a":1}\n{"a":2}\n')
+    _run(config, spark, landing, warehouse)
+    version = store.version(ECE)
+    _run(config, spark, landing, warehouse)
+    assert store.version(ECE) == version and _bronze(store).count() == 2
+
+    (landing / "datahub_ece" / "two.jsonl").write_text('{"a":3}\n')
+    (landing / "datahub_ece" / "copy_of_one.jsonl").write_text('{"a":1}\n{"a":2}\n')  # same content, new name
+    _run(config, spark, landing, warehouse)
+    assert _bronze(store).count() == 5
+
+
+def test_changed_file_is_reported_not_duplicated(config, spark, landing, warehouse, store):
+    target = landing / "datahub_ece" / "grows.jsonl"
+    target.write_text('{"a":1}\n')
+    _run(config, spark, landing, warehouse)
+    target.write_text('{"a":1}\n{"a":2}\n')
+    _run(config, spark, landing, warehouse)
+    _run(config, spark, landing, warehouse)
+    assert _bronze(store).count() == 1
+    statuses = sorted(r.status for r in store.read(ingestion_log.TABLE).collect())
+    assert statuses == [ingestion_log.CHANGED_SKIPPED, ingestion_log.INGESTED]
+
+
+def test_commit_without_log_rows_is_recovered_not_reingested(config, spark, landing, warehouse, store):
+    (landing / "datahub_ece" / "one.jsonl").write_text('{"a":1}\n')
+    _run(config, spark, landing, warehouse)
+    # Simulate a run killed after its bronze commit and before its log rows.
+    (landing / "datahub_ece" / "two.jsonl").write_text('{"a":2}\n')
+    bronze = store.read(ECE)
+    crashed = bronze.withColumn("source_file", F.lit(str(landing / "datahub_ece" / "two.jsonl")))
+    crashed = crashed.withColumn("ingest_run_id", F.lit("crashed-run")).withColumn("raw", F.lit('{"a":2}'))
+    from pipelines.landing import LandingFile, scan
+
+    info = (landing / "datahub_ece" / "two.jsonl").stat()
+    crashed = crashed.withColumn(
+        "file_hash",
+        F.lit(scan(LandingFile(str(landing / "datahub_ece" / "two.jsonl"), info.st_size, 0)).sha256),
+    )
+    store.append(crashed, ECE, metadata={"run_id": "crashed-run"})
+
+    _run(config, spark, landing, warehouse)
+    assert sorted(r.raw for r in _bronze(store).collect()) == ['{"a":1}', '{"a":2}']
+    notes = [r.note for r in store.read(ingestion_log.TABLE).collect() if r.note]
+    assert any("recovered" in n for n in notes)
+
+
+def test_missing_landing_folder_is_a_clear_error(config, spark, tmp_path, warehouse):
+    from pipelines.runner import RunFailed
+
+    with pytest.raises(RunFailed, match="does not exist"):
+        _run(config, spark, tmp_path / "nowhere", warehouse)
