@@ -1,0 +1,416 @@
+"""The synthetic generator, the bundled samples and the reference model (pure Python, no Spark)."""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pipelines import generate as gen
+from tests.reference_model import (
+    expected_current_owners,
+    expected_current_tags,
+    iter_records,
+    landing_files,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "samples"
+SPECS = ROOT.parent / "shared" / "specs"
+SOURCES = ("datahub_ece", "datahub_audit", "openmetadata", "dataworks")
+EVENTS = 6000
+
+
+@pytest.fixture(scope="module")
+def landing(tmp_path_factory) -> tuple[Path, dict[str, int]]:
+    out = tmp_path_factory.mktemp("generated")
+    return out, gen.generate(out, EVENTS, seed=11)
+
+
+def _records(folder: Path) -> list:
+    return [record for path in landing_files(folder) for record in iter_records(path)]
+
+
+def _raw_lines(folder: Path) -> list[str]:
+    """Every JSON Lines line of a folder (gunzipped), blank lines dropped."""
+    lines = []
+    for path in landing_files(folder):
+        if ".jsonl" in path.name:
+            data = path.read_bytes()
+            text = (gzip.decompress(data) if path.name.endswith(".gz") else data).decode()
+            lines += [line for line in text.splitlines() if line.strip()]
+    return lines
+
+
+def _ece_events(folder: Path) -> list[dict]:
+    """Valid ECE records, exact repeats dropped, in event-time order."""
+    unique = {json.dumps(r, sort_keys=True): r for r in _records(folder) if isinstance(r, dict)}
+    return sorted(unique.values(), key=lambda r: r["auditStamp"]["time"])
+
+
+def _association(event: dict) -> tuple | None:
+    params = event.get("parameters") or {}
+    category = event["category"]
+    if category == "TAG":
+        return ("tag", event["entityUrn"], params["tagUrn"])
+    if category == "GLOSSARY_TERM":
+        return ("term", event["entityUrn"], params["termUrn"])
+    if category == "DOMAIN":
+        return ("domain", event["entityUrn"], params["domainUrn"])
+    if category in ("OWNER", "OWNERSHIP"):
+        return ("owner", event["entityUrn"], params["ownerUrn"], params["ownerType"])
+    return None
+
+
+# generator ---------------------------------------------------------------------------
+
+
+def test_same_seed_writes_identical_files(tmp_path):
+    first, second, other = tmp_path / "a", tmp_path / "b", tmp_path / "c"
+    assert gen.generate(first, 2500, seed=5) == gen.generate(second, 2500, seed=5)
+    gen.generate(other, 2500, seed=6)
+
+    def snapshot(folder: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(folder)): p.read_bytes() for p in landing_files(folder)}
+
+    assert snapshot(first) == snapshot(second)
+    assert snapshot(first) != snapshot(other)
+
+
+def test_returned_counts_match_records_written(landing):
+    out, counts = landing
+    assert set(counts) == set(SOURCES)
+    assert sum(counts.values()) == EVENTS
+    assert counts["datahub_ece"] > counts["dataworks"] > 0
+    for source in SOURCES:
+        assert len(_records(out / source)) == counts[source], source
+
+
+def test_files_of_every_kind_are_written(landing):
+    out, _ = landing
+    assert list((out / "datahub_audit").glob("page-*.json"))
+    assert list((out / "dataworks" / "fc").glob("msg-*.json"))
+    for source in SOURCES:
+        assert list((out / source / "late").glob("part-*.jsonl")), source
+
+
+def test_files_are_bounded_gzipped_and_paged(tmp_path, monkeypatch):
+    monkeypatch.setattr(gen, "RECORDS_PER_FILE", 300)
+    monkeypatch.setattr(gen, "AUDIT_PAGE_SIZE", 100)
+    counts = gen.generate(tmp_path, 3000, seed=1)
+    ece = tmp_path / "datahub_ece"
+    assert list(ece.glob("part-*.jsonl.gz"))
+    assert len(_records(ece)) == counts["datahub_ece"]
+    assert all(len(list(iter_records(p))) <= 300 for p in landing_files(ece))
+    pages = [json.loads(p.read_text()) for p in sorted((tmp_path / "datahub_audit").glob("page-*.json"))]
+    assert len(pages) >= 3
+    assert all(page["nextScrollId"] for page in pages[:-1]) and pages[-1]["nextScrollId"] is None
+    assert len({page["nextScrollId"] for page in pages}) == len(pages)
+    assert all(page["count"] == len(page["usageEvents"]) <= 100 for page in pages)
+
+
+def test_no_remove_precedes_its_add(landing):
+    out, _ = landing
+    open_now: set[tuple] = set()
+    removes = 0
+    for event in _ece_events(out / "datahub_ece"):
+        key = _association(event)
+        if key is None or event["entityType"] == "actionRequest":
+            if event["operation"] == "HARD_DELETE":
+                doomed = event["entityUrn"]
+                open_now = {
+                    k
+                    for k in open_now
+                    if k[1] != doomed and not k[1].startswith(f"urn:li:schemaField:({doomed},")
+                }
+            continue
+        if event["operation"] == "ADD":
+            open_now.add(key)
+        elif event["operation"] == "REMOVE":
+            assert key in open_now, f"REMOVE before ADD: {event}"
+            open_now.discard(key)
+            removes += 1
+    assert removes > 0
+
+
+def test_nothing_happens_to_a_dataset_after_its_hard_delete(landing):
+    out, _ = landing
+    deleted_at: dict[str, int] = {}
+    events = _ece_events(out / "datahub_ece")
+    for event in events:
+        if event["category"] == "LIFECYCLE" and event["operation"] == "HARD_DELETE":
+            deleted_at[event["entityUrn"]] = event["auditStamp"]["time"]
+    assert deleted_at
+    for event in events:
+        params = event.get("parameters") or {}
+        touched = {
+            event["entityUrn"],
+            params.get("parentUrn"),
+            params.get("resourceUrn"),
+            params.get("asserteeUrn"),
+        }
+        for dataset in touched & deleted_at.keys():
+            assert event["auditStamp"]["time"] <= deleted_at[dataset], event
+
+
+def test_ece_story_has_every_feature(landing):
+    out, _ = landing
+    events = _ece_events(out / "datahub_ece")
+    categories = Counter((e["category"], e["operation"]) for e in events)
+    for needed in [
+        ("TAG", "ADD"),
+        ("TAG", "REMOVE"),
+        ("OWNERSHIP", "ADD"),
+        ("OWNER", "ADD"),
+        ("LIFECYCLE", "CREATE"),
+        ("LIFECYCLE", "HARD_DELETE"),
+        ("LIFECYCLE", "COMPLETED"),
+        ("RUN", "STARTED"),
+        ("RUN", "COMPLETED"),
+    ]:
+        assert categories[needed] > 0, needed
+    owners = [e for e in events if e["category"] in ("OWNER", "OWNERSHIP")]
+    assert all(e["parameters"]["ownerType"] in gen.OWNER_TYPES for e in owners)
+    field_tags = [e for e in events if e["category"] == "TAG" and e["entityType"] == "schemaField"]
+    assert field_tags
+    for event in field_tags:
+        parent, path = event["parameters"]["parentUrn"], event["parameters"]["fieldPath"]
+        assert event["entityUrn"] == f"urn:li:schemaField:({parent},{path})"
+    results = {
+        e["parameters"]["actionRequestResult"]
+        for e in events
+        if e["entityType"] == "actionRequest" and e["operation"] == "COMPLETED"
+    }
+    assert results == {"ACCEPTED", "REJECTED"}
+
+
+def test_some_tag_proposals_are_applied_later(landing):
+    out, _ = landing
+    events = _ece_events(out / "datahub_ece")
+    proposed = {
+        (e["parameters"]["resourceUrn"], e["parameters"]["tagUrn"]): e["auditStamp"]["time"]
+        for e in events
+        if e["entityType"] == "actionRequest"
+        and e["parameters"].get("actionRequestType") == "TAG_ASSOCIATION"
+    }
+    applied = [
+        e
+        for e in events
+        if e["category"] == "TAG"
+        and e["operation"] == "ADD"
+        and proposed.get((e["entityUrn"], e["parameters"]["tagUrn"]), e["auditStamp"]["time"])
+        < e["auditStamp"]["time"]
+    ]
+    assert proposed and applied
+
+
+def test_dirt_is_present_in_every_source(landing):
+    out, counts = landing
+    for source in SOURCES:
+        records = _records(out / source)
+        malformed = [r for r in records if not isinstance(r, dict)]
+        assert 1 <= len(malformed) <= max(1, round(counts[source] * 0.003)), source
+        texts = Counter(json.dumps(r, sort_keys=True) for r in records if isinstance(r, dict))
+        duplicates = sum(n - 1 for n in texts.values())
+        assert 0.01 * counts[source] <= duplicates <= 0.03 * counts[source], source
+
+
+def test_late_files_hold_older_events(landing):
+    out, _ = landing
+    folder = out / "datahub_ece"
+    main = [
+        r for p in landing_files(folder) if p.parent == folder for r in iter_records(p) if isinstance(r, dict)
+    ]
+    late = [r for r in iter_records(folder / "late" / "part-00000.jsonl") if isinstance(r, dict)]
+    newest_main = max(r["auditStamp"]["time"] for r in main)
+    assert late and all(r["auditStamp"]["time"] < newest_main for r in late)
+    assert 0.005 * len(main) <= len(late) <= 0.02 * len(main)
+
+
+def test_event_times_stay_in_2024_and_2025(landing):
+    out, _ = landing
+    times = [e["auditStamp"]["time"] for e in _ece_events(out / "datahub_ece")]
+    times += [
+        r["timestamp"]
+        for s in ("datahub_audit", "openmetadata")
+        for r in _records(out / s)
+        if isinstance(r, dict)
+    ]
+    assert gen.START_MS <= min(times) and max(times) <= gen.END_MS
+
+
+def test_main_prints_counts(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    gen.add_arguments(parser)
+    args = parser.parse_args(["--out", str(tmp_path), "--events", "200", "--seed", "3"])
+    assert gen.main(args) == 0
+    assert "datahub_ece: 110 records" in capsys.readouterr().out
+
+
+def test_one_million_split_is_exact():
+    counts = gen.split_events(1_000_003)
+    assert sum(counts.values()) == 1_000_003 and counts["datahub_audit"] == 150_000
+
+
+# bundled samples ------------------------------------------------------------------------
+
+
+def _readme_counts() -> dict[str, int]:
+    rows = re.findall(r"^\| (\w+) \| (\d+) \|", (SAMPLES / "README.md").read_text(), re.M)
+    return {source: int(n) for source, n in rows if source in SOURCES}
+
+
+def test_sample_counts_match_readme_and_counts_file():
+    expected = json.loads((SAMPLES / "expected_counts.json").read_text())
+    assert _readme_counts() == expected["records"]
+    for source in SOURCES:
+        records = _records(SAMPLES / "landing" / source)
+        assert len(records) == expected["records"][source], source
+        malformed = [r for r in records if not isinstance(r, dict)]
+        assert len(malformed) == expected["malformed"][source], (source, malformed)
+
+
+def test_sample_json_documents_parse_whole():
+    """Only JSON Lines files may hold malformed records; every .json file is one valid document."""
+    for path in landing_files(SAMPLES / "landing"):
+        if path.name.endswith(".json"):
+            json.loads(path.read_text())
+        else:
+            assert ".jsonl" in path.name, path
+
+
+def test_samples_contain_every_entity_change_spec_sample_verbatim():
+    spec = SPECS / "datahub-entity-change-event-v1.md"
+    if not spec.exists():
+        pytest.skip("shared/specs is not beside the repository")
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", spec.read_text(), re.S)]
+    records = _records(SAMPLES / "landing" / "datahub_ece")
+    assert len(blocks) == 24
+    for block in blocks:
+        assert block in records, block
+
+
+def test_samples_cover_every_dataworks_event_code():
+    data = []
+    for record in _records(SAMPLES / "landing" / "dataworks"):
+        if isinstance(record, dict):
+            data.append(record.get("data", record))
+    codes = Counter(d.get("eventCode") for d in data)
+    for code in (
+        "node-change-created node-change-updated node-change-deleted commit-file deploy-file delete-file run-file "
+        "commit-table deploy-table start-diJob batch-start-diJob undeploy-node freeze-node unfreeze-node "
+        "backfill-data instance-status-changes freeze-instance unfreeze-instance kill-instance rerun-instance "
+        "set-instance-success pre-freeze-instance expired-task-instances-deleted "
+        "delete-task-instance-dependencies dag-status-changes workbench-monitor-alert approval-change-created "
+        "approval-change-finished approval-create-before dqc-check-finished-event "
+        "batch-create-data-quality-rules update-data-quality-rule batch-delete-data-quality-rules "
+        "create-data-quality-evaluation-task clone-data-quality-evaluation-task "
+        "batch-delete-data-quality-evaluation-tasks create-data-quality-evaluation-task-notification "
+        "update-data-quality-evaluation-task-notification delete-project project-deleted download-resources "
+        "download-resources-execute upload-data-to-table"
+    ).split():
+        assert codes[code] > 0, code
+    assert codes["start-diJob"] >= 2 and codes["instance-status-changes"] >= 4
+    assert {d.get("alarmType") for d in data} >= {"SLA_ALERT", "TOPIC_ALERT", "REMIND_ALERT"}
+    assert (
+        sum(1 for d in data if d.get("status") == 5 and d.get("eventCode") == "instance-status-changes") >= 2
+    )
+
+
+def test_sample_dataworks_ids_are_unmasked_except_the_deliberate_one():
+    masked = [line for line in _raw_lines(SAMPLES / "landing" / "dataworks") if "***" in line]
+    assert len(masked) == 1 and '"projectId":"9***4"' in masked[0]
+
+
+def test_samples_cover_every_audit_event_type():
+    types = {r["eventType"] for r in _records(SAMPLES / "landing" / "datahub_audit") if isinstance(r, dict)}
+    assert types == {t for t, _ in gen.AUDIT_TYPES}
+
+
+# reference model ------------------------------------------------------------------------
+
+DS = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
+FIELD = f"urn:li:schemaField:({DS},email)"
+OTHER = "urn:li:dataset:(urn:li:dataPlatform:hive,db.other,PROD)"
+
+
+def _ev(entity, category, operation, time, **params):
+    record = {"entityUrn": entity, "entityType": "schemaField" if "schemaField" in entity else "dataset"}
+    record.update({"category": category, "operation": operation})
+    if params:
+        record["parameters"] = params
+        record["modifier"] = params.get("tagUrn") or params.get("ownerUrn")
+    record["auditStamp"] = {"actor": "urn:li:corpuser:t", "time": time}
+    return record
+
+
+def test_reference_model_on_a_hand_written_landing(tmp_path):
+    folder = tmp_path / "datahub_ece"
+    (folder / "late").mkdir(parents=True)
+    add_pii = _ev(DS, "TAG", "ADD", 10, tagUrn="urn:li:tag:pii")
+    first = [
+        add_pii,
+        _ev(OTHER, "TAG", "REMOVE", 11, tagUrn="urn:li:tag:never"),  # REMOVE without ADD
+        _ev(FIELD, "TAG", "ADD", 12, tagUrn="urn:li:tag:pii", fieldPath="email", parentUrn=DS),
+        _ev(OTHER, "TAG", "ADD", 13, tagUrn="urn:li:tag:gold"),
+        _ev(OTHER, "OWNER", "ADD", 14, ownerUrn="urn:li:corpuser:a", ownerType="TECHNICAL_OWNER"),
+        _ev(OTHER, "OWNERSHIP", "ADD", 15, ownerUrn="urn:li:corpuser:a", ownerType="BUSINESS_OWNER"),
+        _ev(DS, "OWNERSHIP", "ADD", 16, ownerUrn="urn:li:corpuser:b", ownerType="DATA_STEWARD"),
+    ]
+    lines = [json.dumps(r) for r in first] + ["", '{"entityUrn": "urn:li:data', "not json"]
+    (folder / "a.jsonl").write_text("\n".join(lines) + "\n")
+    later = [
+        add_pii,  # duplicate, in another file
+        _ev(DS, "LIFECYCLE", "HARD_DELETE", 20),  # closes the dataset's tag and owner and the field tag
+        _ev(OTHER, "OWNER", "REMOVE", 21, ownerUrn="urn:li:corpuser:a", ownerType="TECHNICAL_OWNER"),
+        _ev(OTHER, "TAG", "ADD", 22, tagUrn="urn:li:tag:gold"),  # already open: nothing new
+        {
+            **_ev(OTHER, "TAG", "ADD", 23, tagUrn="urn:li:tag:x"),
+            "auditStamp": {"actor": "a", "time": "yesterday"},
+        },
+    ]
+    (folder / "b.json").write_text(json.dumps(later, indent=2))
+    late = _ev(
+        OTHER, "TAG", "REMOVE", 14, tagUrn="urn:li:tag:gold"
+    )  # arrives last, happened before the re-ADD
+    (folder / "late" / "c.jsonl.gz").write_bytes(gzip.compress((json.dumps(late) + "\n").encode()))
+    (folder / "single.json").write_text(json.dumps(_ev(OTHER, "TAG", "ADD", 30, tagUrn="urn:li:tag:silver")))
+
+    assert expected_current_tags(tmp_path) == {(OTHER, "urn:li:tag:gold"), (OTHER, "urn:li:tag:silver")}
+    assert expected_current_owners(tmp_path) == {(OTHER, "urn:li:corpuser:a", "BUSINESS_OWNER")}
+
+
+def test_reference_model_on_the_samples():
+    table = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
+    assert expected_current_tags(SAMPLES / "landing") == {
+        (table, "urn:li:tag:pii"),
+        (table, "urn:li:tag:gdpr"),
+        (f"urn:li:schemaField:({table},email)", "urn:li:tag:pii"),
+    }
+    assert expected_current_owners(SAMPLES / "landing") == {
+        (table, "urn:li:corpuser:jdoe", "TECHNICAL_OWNER"),
+        (table, "urn:li:corpuser:jdoe", "BUSINESS_OWNER"),
+    }
+
+
+def test_reference_model_agrees_with_the_generator_state(tmp_path):
+    """On generated data the oracle finds open associations, and only on datasets that still exist."""
+    gen.generate(tmp_path, 3000, seed=2)
+    deleted = {
+        e["entityUrn"]
+        for e in _ece_events(tmp_path / "datahub_ece")
+        if e["category"] == "LIFECYCLE" and e["operation"] == "HARD_DELETE"
+    }
+    tags = expected_current_tags(tmp_path)
+    owners = expected_current_owners(tmp_path)
+    assert tags and owners
+    for entity, *_ in tags | owners:
+        dataset = (
+            entity[len("urn:li:schemaField:(") :].rsplit(",", 1)[0] if "schemaField" in entity else entity
+        )
+        assert dataset not in deleted
