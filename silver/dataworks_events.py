@@ -93,7 +93,17 @@ def _columns(eventbridge: Column) -> list[Column]:
             for f in ("operationTime", "timestamp", "modifyTime", "createTime")
         ]
     )
-    event_time = F.coalesce(raw_time.try_cast("timestamp"), payload_time)
+    envelope_time = raw_time.try_cast("timestamp")
+    # Function Compute calls are synchronous extension points: when neither the
+    # envelope nor the payload carries a time, the landing time is the best
+    # available (and `event_time_source` says so) rather than a quarantine.
+    landed_time = F.when(~eventbridge, F.col("ingested_at"))
+    event_time = F.coalesce(envelope_time, payload_time, landed_time)
+    event_time_source = (
+        F.when(envelope_time.isNotNull(), F.lit("envelope"))
+        .when(payload_time.isNotNull(), F.lit("payload"))
+        .when(landed_time.isNotNull(), F.lit("ingested_at"))
+    )
     publish_time = _env("aliyunpublishtime", eventbridge)
     project_id_text = F.coalesce(data["projectId"], data["appId"], data["queryDwProjectId"])
     block_business = F.coalesce(data["blockBusiness"], F.col("_fc.blockBusiness"))
@@ -116,6 +126,7 @@ def _columns(eventbridge: Column) -> list[Column]:
         .alias("event_id"),
         event_time.alias("event_time"),
         F.to_date(event_time).alias("event_date"),
+        event_time_source.alias("event_time_source"),
         cloud_event_id.alias("cloud_event_id"),
         _env("source", eventbridge).alias("source"),
         event_type.alias("type"),

@@ -146,7 +146,7 @@ def test_function_compute_message(fc_message):
     )
     assert row.extension_point is True
     assert json.loads(row.data) == FC_BODY
-    assert row.event_time is None  # nothing to take it from: the expectation reports the row
+    assert row.event_time_source == "ingested_at"  # nothing else to take it from
     assert row[ERRORS_COLUMN] == []
 
 
@@ -215,3 +215,15 @@ def test_corrupt_rows_are_kept_with_errors(spark):
     assert len(rows) == 2 and len(corrupt) == 1
     assert corrupt[0][ERRORS_COLUMN] == ["bronze_corrupt:malformed JSON"]
     assert corrupt[0].event_id is not None and corrupt[0].raw == "{oops"
+
+
+def test_function_compute_message_without_any_time_uses_landing_time(fc_message):
+    assert fc_message.event_time_source == "ingested_at"
+    assert utc(fc_message.event_time) == dt.datetime(2026, 1, 1, tzinfo=UTC)  # bronze_frame's ingested_at
+
+
+def test_time_source_names_where_the_time_came_from(cloud_event, spark):
+    assert cloud_event.event_time_source == "envelope"
+    assert one(spark, DOC_SAMPLE).event_time_source == "payload"
+    missing = one(spark, {"data": {"eventCode": "delete-project", "projectId": 7}})
+    assert (missing.event_time, missing.event_time_source) == (None, None)
