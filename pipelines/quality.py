@@ -89,6 +89,17 @@ def _between(col: Column, lo: Any, hi: Any, strict_lo: bool, strict_hi: bool) ->
 
 
 def _rule(exp: Expectation) -> Column:
+    """True when a row meets `exp`; rows outside a Spark `row_condition` pass (GX semantics)."""
+    rule = _unconditional_rule(exp)
+    condition = exp.kwargs.get("row_condition")
+    if condition is None:
+        return rule
+    if exp.kwargs.get("condition_parser") != "spark":
+        raise SuiteError(f"{exp.name}: row_condition needs condition_parser 'spark'")
+    return F.coalesce(~F.expr(condition), F.lit(True)) | rule
+
+
+def _unconditional_rule(exp: Expectation) -> Column:
     """True when a row meets `exp`. Nulls pass every rule but the null ones (GX semantics)."""
     kw = exp.kwargs
     t = exp.type

@@ -37,9 +37,40 @@ def cast_error(value: Column, to: str, field: str) -> Column:
     return F.when(value.isNotNull() & value.try_cast(to).isNull(), F.lit(f"cast:{field}"))
 
 
+_MIN_MILLIS, _MAX_MILLIS = -62135596800000, 253402300799999  # 0001-01-01 .. 9999-12-31 UTC
+
+
 def epoch_millis_to_timestamp(value: Column) -> Column:
-    """UTC timestamp from epoch milliseconds given as number or numeric string."""
-    return F.timestamp_millis(value.try_cast("long"))
+    """UTC timestamp from epoch milliseconds given as number or numeric string.
+
+    Null (not a job-killing DATETIME_OVERFLOW) when the number is outside Spark's timestamp range.
+    """
+    millis = value.try_cast("long")
+    return F.when(millis.between(_MIN_MILLIS, _MAX_MILLIS), F.timestamp_millis(millis))
+
+
+SECONDS_BELOW = 100_000_000_000  # 1e11: as ms that is March 1973, as seconds the year 5138
+
+
+def epoch_unit(value: Column) -> Column:
+    """'seconds' when an event epoch is too small to be milliseconds, else 'milliseconds' (null if not a number).
+
+    Feeds sometimes send seconds where milliseconds are specified (the DataHub
+    proposal samples do); read as ms they would all fall in January 1970.
+    """
+    number = value.try_cast("long")
+    return (
+        F.when(number.isNull(), F.lit(None))
+        .when(F.abs(number) < SECONDS_BELOW, F.lit("seconds"))
+        .otherwise(F.lit("milliseconds"))
+    )
+
+
+def event_epoch_to_timestamp(value: Column) -> Column:
+    """UTC timestamp of an event epoch in milliseconds, or in seconds when `epoch_unit` says so."""
+    number = value.try_cast("long")
+    millis = F.when(F.abs(number) < SECONDS_BELOW, number * 1000).otherwise(number)
+    return epoch_millis_to_timestamp(millis)
 
 
 def collect_errors(*checks: Column) -> Column:

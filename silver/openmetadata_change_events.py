@@ -16,7 +16,8 @@ from silver.common import (
     collect_errors,
     corrupt_error,
     deterministic_id,
-    epoch_millis_to_timestamp,
+    epoch_unit,
+    event_epoch_to_timestamp,
     lineage,
 )
 
@@ -55,7 +56,7 @@ def _domains(event: Column) -> Column:
 
 
 def _columns(event: Column) -> list[Column]:
-    event_time = epoch_millis_to_timestamp(event["timestamp"])
+    event_time = event_epoch_to_timestamp(event["timestamp"])
     fallback_id = deterministic_id(
         F.lit("openmetadata"),
         event["entityId"],
@@ -85,6 +86,7 @@ def _columns(event: Column) -> list[Column]:
         event_id.alias("event_id"),
         event_time.alias("event_time"),
         F.to_date(event_time).alias("event_date"),
+        epoch_unit(event["timestamp"]).alias("event_time_unit"),
         event["id"].alias("om_event_id"),
         event["eventType"].alias("event_type"),
         event["entityType"].alias("entity_type"),

@@ -1,0 +1,57 @@
+"""silver.datahub_action_requests: DataHub proposals (ECE rows with entityType actionRequest).
+
+Creation events (CREATE / CREATED) and DataHub Cloud status changes (PENDING / COMPLETED with
+actionRequestStatus / actionRequestResult) are rows of this one table, so `gold.proposals` can
+fold a proposal's life from it. The JSON-text parameters (domains, owners, structuredProperties)
+are decoded to arrays; which keys a proposal type carries comes from the catalog.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from silver.common import lineage
+from silver.datahub_catalog import ece_envelope, ece_errors, load_catalog, typed_parameters
+
+TABLE = "silver.datahub_action_requests"
+
+
+def transform(bronze: DataFrame) -> DataFrame:
+    """Type the parseable actionRequest rows of bronze ECE; the rest belong to datahub_entity_changes."""
+    catalog = load_catalog()
+    envelope = ece_envelope(bronze).where(F.col("is_action_request"))
+    typed = typed_parameters(
+        F.col("parameters"),
+        F.col("parameters").getItem("actionRequestType"),
+        catalog.proposal_type_parameters(),
+        always=catalog.proposal_parameters,
+    )
+    return envelope.select(
+        "event_id",
+        "event_time",
+        "event_date",
+        "event_time_unit",
+        F.col("entity_urn").alias("proposal_urn"),
+        "entity_type",
+        "category",
+        "operation",
+        "modifier",
+        "actor",
+        "impersonator",
+        "event_version",
+        *[value.alias(name) for name, value in typed.columns.items()],
+        "parameters",
+        typed.extra.alias("parameters_extra"),
+        *lineage(),
+        ece_errors(typed).alias(ERRORS_COLUMN),
+    )
+
+
+JOB = SilverJob(
+    table=TABLE,
+    source="bronze.datahub_entity_change_events",
+    transform=transform,
+    reconciles="datahub_ece",
+)
