@@ -178,10 +178,18 @@ def _parse(path: Path) -> Suite:
     return Suite(table, tuple(expectations), path)
 
 
+def suites_dir(setting: str | None = None) -> Path:
+    """The configured suites folder (`quality.suites_dir`), relative to the project root."""
+    if not setting:
+        return SUITES_DIR
+    path = Path(setting).expanduser()
+    return path if path.is_absolute() else PROJECT_ROOT / path
+
+
 @cache
-def load_suite(table: str) -> Suite | None:
-    """The suite named after `table`, or None when the table has none."""
-    path = SUITES_DIR / f"{table}.json"
+def load_suite(table: str, directory: Path = SUITES_DIR) -> Suite | None:
+    """The suite named after `table` in `directory`, or None when the table has none."""
+    path = directory / f"{table}.json"
     return _parse(path) if path.exists() else None
 
 

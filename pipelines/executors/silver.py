@@ -25,6 +25,7 @@ from pipelines.quality import (
     load_suite,
     measure,
     measure_uniqueness,
+    suites_dir,
 )
 
 QUARANTINE = "silver.quarantine"
@@ -73,7 +74,8 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
         return JobResult(status="SKIPPED", message="up to date")
 
     new_rows = store.read_added_since(job.source, watermark)
-    suite = load_suite(job.table)
+    quality = ctx.config.section("quality")
+    suite = load_suite(job.table, suites_dir(quality["suites_dir"]))
     flagged = flag_rows(job.transform(new_rows), suite)
     bad = (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0)
     flagged = flagged.withColumn("_bad", bad).persist()
@@ -81,7 +83,7 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
         rows_in, outcomes = measure(flagged, suite)
         source_rows = new_rows.count()
         fatal = breaches(outcomes)
-        if fatal and ctx.config.section("quality")["fail_on_breach"]:
+        if fatal and quality["fail_on_breach"]:
             record_dq(ctx, job.table, outcomes)
             first = fatal[0]
             raise QualityGateError(
