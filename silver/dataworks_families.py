@@ -1,0 +1,371 @@
+"""Typed DataWorks family tables: one generic transform driven by a per-family payload schema.
+
+`silver.dataworks_events` keeps each DataWorks payload as JSON text; the fifteen
+family tables (`silver.dataworks_<family>`, see silver/COLUMNS.md) type it. The
+payload schemas differ but the work does not, so each family module only declares
+a `Family` (its payload fields as data, its entity key, enum names) and this
+module does the rest:
+
+- rows: the events whose event code the catalog (`conf/catalogs/dataworks_events.yaml`)
+  assigns to the family;
+- parsing: `from_json` with every scalar read as a string, then `try_cast`, so a
+  masked or malformed value (`"9***4"`) becomes null and adds `cast:data.<path>`
+  to `_errors` (the runner quarantines the row, the field named);
+- schema drift: payload keys the schema does not list are kept in `data_extra`
+  (map<string,string> of key -> JSON text); a listed object or array of objects
+  that holds unlisted keys is kept there whole, under its key;
+- times: epoch milliseconds are UTC instants; `yyyy-MM-dd HH:mm:ss` texts are
+  DataWorks wall-clock times in Asia/Shanghai (UTC+8, the zone of the DataWorks
+  console and scheduler) unless the family names a payload field holding the zone
+  (DI jobs: `setting.timeZone`). Both become UTC timestamps;
+- envelope: event_id, event_time, event_date, event_code, tenant_id, project_id and
+  operator come from silver.dataworks_events; `extension_point` (true for blocking
+  pre-events) and the `<column>_name` of enum codes come from the catalog.
+
+Field types (`Spec`): "string", "json" (nested value kept as JSON text), "long",
+"int", "double", "boolean", "timestamp" (epoch ms or local date-time text),
+"array<long>" / "array<int>" / "array<string>" (a JSON array or a comma-separated
+text), or `[{path: Spec, ...}]` for an array of objects (typed to array<struct>).
+Paths are dotted for nested objects (`process.applicant`); columns are their
+snake_case (`process_applicant`) unless `names` says otherwise.
+
+    >>> FAMILY = Family(
+    ...     table="silver.dataworks_project_changes",
+    ...     fields={"projectName": "string", "timestamp": "timestamp"},
+    ...     entity=(("project", "project_id"),),
+    ... )
+    >>> JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, DataType, StringType, StructField, StructType
+
+from pipelines.jobs import ERRORS_COLUMN
+from silver import dataworks_catalog as catalog
+from silver.common import LINEAGE, collect_errors, deterministic_id, epoch_millis_to_timestamp, lineage
+
+SOURCE = "silver.dataworks_events"
+DEFAULT_TIME_ZONE = "Asia/Shanghai"
+LOCAL_DATETIME = "yyyy-MM-dd HH:mm:ss"
+
+Spec = str | list  # a scalar type name, or [dict[path, Spec]] for an array of objects
+
+# Payload keys every family reads; typed into the envelope columns, checked here too.
+COMMON_FIELDS: dict[str, str] = {
+    "eventCode": "string",
+    "tenantId": "long",
+    "projectId": "long",
+    "operator": "string",
+}
+ENVELOPE_COLUMNS = (
+    "event_id",
+    "event_time",
+    "event_date",
+    "event_code",
+    "tenant_id",
+    "project_id",
+    "operator",
+)
+
+
+@dataclass(frozen=True)
+class Family:
+    """What differs between family tables; everything else is `family_transform`.
+
+    fields    payload path -> Spec, in output order (the payload schema, as data)
+    entity    (kind, column) candidates for `entity_key`, first present wins; a column may be
+              an array (used when it holds exactly one id) or a tuple of columns joined by '.'
+    names     payload path -> output column, where snake_case of the path reads badly
+    enums     output column -> catalog enum kind; adds `<column>_name` after the column
+    derived   extra columns computed from the typed columns (lazy: Columns need a session)
+    items     array<struct> to explode into one row per item (event_id then derives from the
+              parent event_id and `item_index`; no items still gives one row)
+    drop      typed columns only used to build derived columns or items
+    zone_field  payload path of a time-zone id for the family's local date-times
+    """
+
+    table: str
+    fields: Mapping[str, Spec]
+    entity: tuple[tuple[str, str | tuple[str, ...]], ...]
+    names: Mapping[str, str] = field(default_factory=dict)
+    enums: Mapping[str, str] = field(default_factory=dict)
+    derived: Callable[[], list[Column]] | None = None
+    items: Callable[[], Column] | None = None
+    item_index: str = "item_index"
+    drop: tuple[str, ...] = ()
+    zone_field: str | None = None
+
+    def __post_init__(self) -> None:
+        overlap = set(self.fields) & set(COMMON_FIELDS)
+        if overlap:
+            raise ValueError(f"{self.table}: {sorted(overlap)} are common fields, typed for every family")
+        _tree(self.fields, self.table)  # fails on a path that is both a value and an object
+        for kind in self.enums.values():
+            catalog.status_names(kind)  # fails on an enum kind the catalog lacks
+
+    def column(self, path: str) -> str:
+        """Output column of a payload path."""
+        return self.names.get(path) or snake_case(path)
+
+
+def family_transform(family: Family) -> Callable[[DataFrame], DataFrame]:
+    """`DataFrame -> DataFrame` typing the family's rows of silver.dataworks_events."""
+
+    def transform(events: DataFrame) -> DataFrame:
+        return _transform(events, family)
+
+    transform.__doc__ = f"silver.dataworks_events rows -> {family.table} rows."
+    return transform
+
+
+def snake_case(path: str) -> str:
+    """`process.approvalContent.applyReason` -> `process_approval_content_apply_reason`."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", path.replace(".", "_")).lower()
+
+
+def spark_type(spec: str) -> str:
+    """Spark SQL type of a scalar Spec's column, e.g. for a typed null in a derived struct."""
+    if spec in _ELEMENT_TYPES:
+        return f"array<{spark_type(_ELEMENT_TYPES[spec])}>"
+    return {"long": "bigint", "json": "string"}.get(spec, spec)
+
+
+# --- parsing -------------------------------------------------------------------------------------
+
+
+def _tree(fields: Mapping[str, Spec], where: str) -> dict:
+    """Dotted paths -> nested dict of keys (leaves are Specs)."""
+    root: dict = {}
+    for path, spec in fields.items():
+        *parents, leaf = path.split(".")
+        node = root
+        for part in parents:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ValueError(f"{where}: '{path}' nests under a field typed as a value")
+        if leaf in node:
+            raise ValueError(f"{where}: '{path}' is listed twice or is also an object")
+        node[leaf] = spec
+    return root
+
+
+def _read_type(node: dict | Spec) -> DataType:
+    """from_json type: objects as structs, every other value (arrays too) as its JSON text."""
+    if isinstance(node, dict):
+        return StructType([StructField(key, _read_type(sub)) for key, sub in node.items()])
+    return StringType()
+
+
+def _objects(text: Column, element: Mapping[str, Spec]) -> Column:
+    """An array of objects, from its JSON text (also when sent as a JSON-encoded string)."""
+    return F.from_json(text, ArrayType(_read_type(_tree(element, "array element"))))
+
+
+def _at(value: Column, path: str) -> Column:
+    for part in path.split("."):
+        value = value[part]
+    return value
+
+
+def _list(text: Column) -> Column:
+    """Elements (as trimmed text) of a JSON array or a comma-separated text; null elements dropped."""
+    trimmed = F.trim(text)
+    items = F.when(trimmed.startswith("["), F.from_json(trimmed, "array<string>")).otherwise(
+        F.split(trimmed, ",")
+    )
+    return F.filter(
+        F.transform(items, lambda item: F.trim(item)), lambda item: item.isNotNull() & (item != "")
+    )
+
+
+def _timestamp(text: Column, zone: Column) -> Column:
+    """Epoch milliseconds, or a `yyyy-MM-dd HH:mm:ss` wall-clock time in `zone`, as a UTC timestamp."""
+    local = F.try_to_timestamp(F.concat_ws(" ", F.trim(text), zone), F.lit(f"{LOCAL_DATETIME} VV"))
+    return F.when(text.rlike(r"^\s*-?[0-9]+\s*$"), epoch_millis_to_timestamp(F.trim(text))).otherwise(local)
+
+
+_ELEMENT_TYPES = {"array<long>": "long", "array<int>": "int", "array<string>": "string"}
+_UNFAILING = ("string", "json")
+
+
+def _scalar(text: Column, spec: str, zone: Column) -> Column:
+    if spec in _UNFAILING:
+        return text
+    if spec in ("long", "int", "double", "boolean"):
+        return F.trim(text).try_cast(spec)
+    if spec == "timestamp":
+        return _timestamp(text, zone)
+    if spec in _ELEMENT_TYPES:
+        return F.transform(_list(text), lambda item: item.try_cast(_ELEMENT_TYPES[spec]))
+    raise ValueError(f"unknown payload field type '{spec}'")
+
+
+def _scalar_bad(text: Column, spec: str, zone: Column) -> Column:
+    """True when a present value cannot be typed."""
+    if spec in _ELEMENT_TYPES:
+        items = _list(text)
+        to = _ELEMENT_TYPES[spec]
+        return text.isNotNull() & (items.isNull() | F.exists(items, lambda item: item.try_cast(to).isNull()))
+    return text.isNotNull() & _scalar(text, spec, zone).isNull()
+
+
+def _typed(value: Column, spec: Spec, zone: Column) -> Column:
+    """A parsed value (text, or array of structs of texts) typed by its Spec."""
+    if isinstance(spec, list):
+        element = spec[0]
+        return F.transform(
+            _objects(value, element),
+            lambda item: F.struct(
+                *[_typed(_at(item, p), s, zone).alias(snake_case(p)) for p, s in element.items()]
+            ),
+        )
+    return _scalar(value, spec, zone)
+
+
+Check = Callable[[Column, Column], Column]
+
+
+def _checks(spec: Spec, path: str) -> list[tuple[str, Check]]:
+    """(error name, bad(value, zone)) for every value under `spec` that a cast may reject."""
+    if isinstance(spec, list):
+        element = spec[0]
+        found: list[tuple[str, Check]] = [
+            (f"cast:{path}", lambda v, z: v.isNotNull() & _objects(v, element).isNull())
+        ]
+        for sub_path, sub_spec in element.items():
+            for name, bad in _checks(sub_spec, f"{path}[].{sub_path}"):
+                found.append(
+                    (
+                        name,
+                        lambda v, z, p=sub_path, bad=bad: F.coalesce(
+                            F.exists(_objects(v, element), lambda item: bad(_at(item, p), z)), F.lit(False)
+                        ),
+                    )
+                )
+        return found
+    if spec in _UNFAILING:
+        return []
+    return [(f"cast:{path}", lambda v, z, spec=spec: _scalar_bad(v, spec, z))]
+
+
+def _unlisted(text: Column, node: dict | Spec) -> Column:
+    """True when the JSON text holds object keys the schema node does not list (at any depth)."""
+    if isinstance(node, list):
+        element = _tree(node[0], "array element")
+        return F.exists(F.from_json(text, "array<string>"), lambda item: _unlisted(item, element))
+    if not isinstance(node, dict):
+        return F.lit(False)
+    members = F.from_json(text, "map<string,string>")
+    found = [F.exists(F.map_keys(members), lambda key: ~key.isin(list(node)))]
+    found += [_unlisted(members[key], sub) for key, sub in node.items() if not isinstance(sub, str)]
+    return reduce(lambda a, b: a | b, [F.coalesce(f, F.lit(False)) for f in found])
+
+
+def _data_extra(top: Column, tree: dict) -> Column:
+    """Unlisted top-level keys, plus listed containers holding unlisted keys, as key -> JSON text."""
+    unlisted_keys = F.map_filter(top, lambda key, _: ~key.isin(list(tree)))
+    containers = [key for key, sub in tree.items() if not isinstance(sub, str)]
+    drifted = [
+        F.when(_unlisted(top[key], tree[key]), F.create_map(F.lit(key), top[key])) for key in containers
+    ]
+    extra = F.map_concat(
+        unlisted_keys, *[F.coalesce(d, F.create_map().cast("map<string,string>")) for d in drifted]
+    )
+    return F.when(F.size(extra) > 0, extra)
+
+
+# --- the transform -------------------------------------------------------------------------------
+
+
+def _entity_key(family: Family, df: DataFrame) -> Column:
+    """`dataworks:<kind>:<id>` from the first candidate that has an id (CONTRACT.md, entity keys)."""
+    types = {f.name: f.dataType for f in df.schema.fields}
+    keys = []
+    for kind, source in family.entity:
+        if isinstance(source, tuple):  # all parts present, joined by '.'
+            parts = [_id_text(F.col(c)) for c in source]
+            entity_id = F.concat(*[p for part in parts for p in (F.lit("."), part)][1:])
+        elif isinstance(types.get(source), ArrayType):  # exactly one id in the array
+            entity_id = F.when(F.size(source) == 1, _id_text(F.col(source)[0]))
+        else:
+            entity_id = _id_text(F.col(source))
+        keys.append(F.concat(F.lit(f"dataworks:{kind}:"), entity_id))
+    return F.coalesce(*keys)
+
+
+def _id_text(value: Column) -> Column:
+    return F.nullif(F.trim(value.cast("string")), F.lit(""))
+
+
+def _transform(events: DataFrame, family: Family) -> DataFrame:
+    fields = {**COMMON_FIELDS, **family.fields}
+    tree = _tree(fields, family.table)
+    codes = catalog.family_col(catalog.canonical_code_col(F.col("event_code")))
+    parsed = events.where(codes == F.lit(family.table)).select(
+        *ENVELOPE_COLUMNS,
+        "data",
+        *lineage(),
+        F.from_json("data", _read_type(tree)).alias("_p"),
+        F.from_json("data", "map<string,string>").alias("_top"),
+    )
+    payload = F.col("_p")
+    zone = F.lit(DEFAULT_TIME_ZONE)
+    if family.zone_field:
+        zone = F.coalesce(F.nullif(F.trim(_at(payload, family.zone_field)), F.lit("")), zone)
+
+    typed_columns: list[Column] = []
+    for path, spec in family.fields.items():
+        name = family.column(path)
+        typed_columns.append(_typed(_at(payload, path), spec, zone).alias(name))
+        if name in family.enums:
+            typed_columns.append(
+                catalog.status_name_col(family.enums[name], _at(payload, path)).alias(f"{name}_name")
+            )
+    problems = [F.when(F.col("data").isNotNull() & F.col("_top").isNull(), F.lit("json:data"))]
+    for path, spec in fields.items():
+        value = _at(payload, path)
+        problems += [F.when(bad(value, zone), F.lit(name)) for name, bad in _checks(spec, f"data.{path}")]
+
+    typed = parsed.select(
+        *ENVELOPE_COLUMNS,
+        *typed_columns,
+        _data_extra(F.col("_top"), tree).alias("data_extra"),
+        *lineage(),
+        collect_errors(*problems).alias(ERRORS_COLUMN),
+    )
+    if family.derived:
+        typed = typed.select("*", *family.derived())
+    fixed = (*ENVELOPE_COLUMNS, "data_extra", *LINEAGE, ERRORS_COLUMN)
+    payload_columns = [c for c in typed.columns if c not in fixed and c not in family.drop]
+    event_ids: list[Column] = [F.col("event_id")]
+    if family.items:
+        typed = typed.select("*", F.posexplode_outer(family.items()).alias(family.item_index, "_item"))
+        item_fields = [f.name for f in typed.schema["_item"].dataType.fields]
+        clashes = sorted(set(item_fields) & set(typed.columns))
+        if clashes:
+            raise ValueError(f"{family.table}: item fields {clashes} clash with other columns")
+        typed = typed.select("*", *[F.col("_item")[f].alias(f) for f in item_fields])
+        event_ids = [
+            deterministic_id("event_id", family.item_index).alias("event_id"),
+            F.col("event_id").alias("parent_event_id"),
+        ]
+        payload_columns += [family.item_index, *item_fields]
+    return typed.select(
+        *event_ids,
+        *ENVELOPE_COLUMNS[1:4],
+        catalog.extension_point_col(catalog.canonical_code_col(F.col("event_code"))).alias("extension_point"),
+        *ENVELOPE_COLUMNS[4:],
+        _entity_key(family, typed).alias("entity_key"),
+        *payload_columns,
+        "data_extra",
+        *lineage(),
+        ERRORS_COLUMN,
+    )

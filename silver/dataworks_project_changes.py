@@ -1,0 +1,22 @@
+"""silver.dataworks_project_changes: a workspace about to be deleted (pre-event) or deleted.
+
+Tenant-level events; the entity is the workspace itself.
+"""
+
+from __future__ import annotations
+
+from pipelines.jobs import SilverJob
+from silver.dataworks_families import SOURCE, Family, family_transform
+
+FAMILY = Family(
+    table="silver.dataworks_project_changes",
+    fields={
+        "projectName": "string",
+        "timestamp": "timestamp",
+        "blockBusiness": "boolean",
+    },
+    names={"timestamp": "message_time"},
+    entity=(("project", "project_id"),),
+)
+
+JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)

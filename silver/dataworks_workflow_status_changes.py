@@ -1,0 +1,30 @@
+"""silver.dataworks_workflow_status_changes: a workflow (dag) changed status (one row per event).
+
+Sent for backfill and manually triggered workflows; `status` and `dag_type` are
+named from the catalog enums. `biz_date` and `create_time` arrive as Asia/Shanghai
+wall-clock texts and are stored as UTC timestamps.
+"""
+
+from __future__ import annotations
+
+from pipelines.jobs import SilverJob
+from silver.dataworks_families import SOURCE, Family, family_transform
+
+FAMILY = Family(
+    table="silver.dataworks_workflow_status_changes",
+    fields={
+        "dagId": "long",
+        "dagName": "string",
+        "dagType": "int",
+        "status": "int",
+        "bizDate": "timestamp",
+        "createTime": "timestamp",
+        "flowId": "long",
+        "flowName": "string",
+        "projectEnv": "string",
+    },
+    entity=(("dag", "dag_id"),),
+    enums={"status": "dag_status", "dag_type": "dag_type"},
+)
+
+JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
