@@ -47,6 +47,7 @@ class SilverJob:
     transform: Callable[[DataFrame], DataFrame]
     reconciles: str | None = None
     partition_by: tuple[str, ...] = ()
+    expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
     dedup_key: str = "event_id"
 
 
@@ -64,6 +65,9 @@ class GoldJob:
        `_group` and unique `row_key`.
     3. The runner replaces those groups in the table (rows no longer produced are
        deleted), so an incremental run equals a full rebuild.
+
+    `expand_groups(touched, relevant_sources)` may add groups linked to the
+    touched ones (e.g. a proposal's status event that names no resource).
     """
 
     table: str
@@ -73,3 +77,4 @@ class GoldJob:
     group_key: str
     row_key: tuple[str, ...]
     partition_by: tuple[str, ...] = ()
+    expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None

@@ -60,7 +60,10 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     )
     try:
         source_rows = sum(rows.count() for rows in new_rows.values())
-        history = {s: job.relevant(s, store.read(s)).join(touched, "_group", "left_semi") for s in present}
+        everything = {s: job.relevant(s, store.read(s)) for s in present}
+        if job.expand_groups is not None:
+            touched = job.expand_groups(touched, everything).distinct().persist()
+        history = {s: rows.join(touched, "_group", "left_semi") for s, rows in everything.items()}
         rebuilt = job.build(history).persist()
         try:
             groups = touched.withColumnRenamed("_group", job.group_key)

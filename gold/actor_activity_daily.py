@@ -1,0 +1,114 @@
+"""`gold.actor_activity_daily`: how many events each actor caused per day, source and event type.
+
+Sources and event types: DataHub audit events (`event_type` as given), DataHub
+entity changes (`<category>_<operation>`, OWNER counted as OWNERSHIP), DataHub
+proposals (`PROPOSAL_<operation>`), OpenMetadata change events (`eventType`)
+and DataWorks events (`eventCode`, the `operator` as actor). A row counts
+distinct silver events, so a re-delivered record never counts twice.
+Group: `<event_date>|<actor>` (one string), the unit a new event recomputes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from gold import GROUP, empty_frame
+from gold.associations import OWNERSHIP
+from pipelines.jobs import GoldJob
+from silver.common import deterministic_id
+
+GROUP_COLUMN = "activity_group"
+
+
+def _entity_change_type() -> Column:
+    category = F.when(F.col("category").isin(*OWNERSHIP.categories), F.lit("OWNERSHIP")).otherwise(
+        F.col("category")
+    )
+    return F.concat_ws("_", category, F.col("operation"))
+
+
+# source table -> (source, actor column, event type); expressions are built lazily (no session at import)
+ACTIVITY_SOURCES: dict[str, tuple[str, str, Callable[[], Column]]] = {
+    "silver.datahub_audit_events": ("datahub", "actor", lambda: F.col("event_type")),
+    "silver.datahub_entity_changes": ("datahub", "actor", _entity_change_type),
+    "silver.datahub_action_requests": (
+        "datahub",
+        "actor",
+        lambda: F.concat(F.lit("PROPOSAL_"), F.col("operation")),
+    ),
+    "silver.openmetadata_change_events": ("openmetadata", "actor", lambda: F.col("event_type")),
+    "silver.dataworks_events": (
+        "dataworks",
+        "operator",
+        lambda: F.coalesce(F.col("event_code"), F.col("action")),
+    ),
+}
+COLUMNS = ("activity_id", "event_date", "actor", "source", "event_type", "events", GROUP_COLUMN)
+SCHEMA = (
+    "activity_id string, event_date date, actor string, source string, event_type string, events long, "
+    "activity_group string"
+)
+
+
+def activity_group(event_date: Column, actor: Column) -> Column:
+    """`<yyyy-MM-dd>|<actor>` (empty actor when unknown): one string per recompute unit."""
+    return F.concat_ws("|", F.date_format(event_date, "yyyy-MM-dd"), F.coalesce(actor, F.lit("")))
+
+
+def _spec(source_table: str) -> tuple[str, str, Callable[[], Column]]:
+    if source_table not in ACTIVITY_SOURCES:
+        raise ValueError(f"gold.actor_activity_daily: unknown source table {source_table!r}")
+    return ACTIVITY_SOURCES[source_table]
+
+
+def relevant(source_table: str, rows: DataFrame) -> DataFrame:
+    _, actor, _ = _spec(source_table)
+    return rows.withColumn(GROUP, activity_group(F.col("event_date"), F.col(actor)))
+
+
+def build(sources: dict[str, DataFrame]) -> DataFrame:
+    """Daily counts (`COLUMNS`) over the events of the given sources."""
+    parts = []
+    for table, rows in sources.items():
+        if rows is None:
+            continue
+        source, actor, event_type = _spec(table)
+        parts.append(
+            rows.select(
+                "event_date",
+                F.col(actor).cast("string").alias("actor"),
+                F.lit(source).alias("source"),
+                event_type().alias("event_type"),
+                F.lit(table).alias("source_table"),
+                "event_id",
+            )
+        )
+    if not parts:
+        return empty_frame(SCHEMA)
+    events = reduce(DataFrame.unionByName, parts).dropDuplicates(["source_table", "event_id"])
+    counted = events.groupBy("event_date", "actor", "source", "event_type").agg(F.count("*").alias("events"))
+    return counted.select(
+        deterministic_id(F.date_format("event_date", "yyyy-MM-dd"), "actor", "source", "event_type").alias(
+            "activity_id"
+        ),
+        "event_date",
+        "actor",
+        "source",
+        "event_type",
+        "events",
+        activity_group(F.col("event_date"), F.col("actor")).alias(GROUP_COLUMN),
+    )
+
+
+JOB = GoldJob(
+    table="gold.actor_activity_daily",
+    sources=tuple(ACTIVITY_SOURCES),
+    relevant=relevant,
+    build=build,
+    group_key=GROUP_COLUMN,
+    row_key=("activity_id",),
+)

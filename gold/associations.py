@@ -1,0 +1,275 @@
+"""Association events of every source, normalised into the input of `gold.intervals.build_intervals`.
+
+One `AssociationKind` per timeline says where its events live:
+- `silver.datahub_entity_changes`: the kind's categories with ADD/REMOVE (the
+  typed parameter column, else the `modifier`), and LIFECYCLE/HARD_DELETE as
+  ENTITY_DELETED. OWNER and OWNERSHIP are one category (older/newer servers).
+- `silver.openmetadata_field_changes` (tags and owners): the difference of the
+  new and old lists, `new - old` are ADDs and `old - new` REMOVEs, so an
+  `updated` item adds and removes at once. Tag labels whose `source` is
+  `Glossary` are glossary terms in OpenMetadata, so they feed the glossary term
+  timeline, the others the tag timeline. A `columns.<col>.tags` change is an
+  association of the column entity `openmetadata:column:<table fqn>.<col>`
+  with `parent_urn` = the table's entity key.
+- `silver.openmetadata_change_events`: `entityDeleted` is ENTITY_DELETED.
+
+The recompute group (`_group`) is the root entity, `parent_urn` when set else
+the entity, so a dataset's deletion and its fields' associations are rebuilt
+together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from gold import GROUP, empty_frame
+from gold.intervals import (
+    ADD,
+    ENTITY_DELETED,
+    GROUP_COLUMN,
+    REMOVE,
+    build_intervals,
+    interval_columns,
+    root_urn,
+)
+from pipelines.jobs import GoldJob
+
+DATAHUB_CHANGES = "silver.datahub_entity_changes"
+OM_FIELD_CHANGES = "silver.openmetadata_field_changes"
+OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
+
+OM_COLUMN_PREFIX = "openmetadata:column:"
+OM_GLOSSARY_LABEL_SOURCE = "Glossary"
+OM_DELETED_EVENT = "entityDeleted"
+
+
+@dataclass(frozen=True)
+class AssociationKind:
+    """Where one association timeline finds its events.
+
+    `keys` maps each gold key column to its typed DataHub parameter column;
+    `modifier_key` is the key filled from the ECE `modifier` when the parameter
+    is missing. `openmetadata` is `tags`, `glossary` or `owners` (None: no
+    OpenMetadata events).
+    """
+
+    name: str
+    categories: tuple[str, ...]
+    keys: tuple[tuple[str, str], ...]
+    modifier_key: str
+    openmetadata: str | None = None
+
+    @property
+    def key_columns(self) -> list[str]:
+        return [gold for gold, _ in self.keys]
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        if self.openmetadata is None:
+            return (DATAHUB_CHANGES,)
+        return (DATAHUB_CHANGES, OM_FIELD_CHANGES, OM_CHANGE_EVENTS)
+
+
+TAG = AssociationKind("tag", ("TAG",), (("tag_urn", "tagUrn"),), "tag_urn", "tags")
+OWNERSHIP = AssociationKind(
+    "ownership",
+    ("OWNER", "OWNERSHIP"),
+    (("owner_urn", "ownerUrn"), ("owner_type", "ownerType")),
+    "owner_urn",
+    "owners",
+)
+GLOSSARY_TERM = AssociationKind(
+    "glossary_term", ("GLOSSARY_TERM",), (("term_urn", "termUrn"),), "term_urn", "glossary"
+)
+DOMAIN = AssociationKind("domain", ("DOMAIN",), (("domain_urn", "domainUrn"),), "domain_urn")
+
+_OM_FIELD_BASES = {"tags": ("tags",), "glossary": ("tags",), "owners": ("owners", "owner")}
+
+
+def _datahub_filter(kind: AssociationKind) -> Column:
+    association = F.col("category").isin(*kind.categories) & F.col("operation").isin(ADD, REMOVE)
+    deletion = (F.col("category") == "LIFECYCLE") & (F.col("operation") == "HARD_DELETE")
+    return association | deletion
+
+
+def _om_field_filter(kind: AssociationKind) -> Column:
+    relevant = F.col("field_base").isin(*_OM_FIELD_BASES[kind.openmetadata or ""])
+    if kind.openmetadata == "owners":
+        relevant = relevant & F.col("column_name").isNull()  # columns carry no owners
+    return relevant
+
+
+def relevant(kind: AssociationKind, source_table: str, rows: DataFrame) -> DataFrame:
+    """The rows of `source_table` the `kind` timeline uses, with `_group` = their root entity."""
+    if source_table == DATAHUB_CHANGES:
+        return rows.filter(_datahub_filter(kind)).withColumn(GROUP, root_urn())
+    if source_table == OM_FIELD_CHANGES and kind.openmetadata:
+        return rows.filter(_om_field_filter(kind)).withColumn(GROUP, F.col("entity_key"))
+    if source_table == OM_CHANGE_EVENTS and kind.openmetadata:
+        return rows.filter(F.col("event_type") == OM_DELETED_EVENT).withColumn(GROUP, F.col("entity_key"))
+    raise ValueError(f"{kind.name} timeline: unknown source table {source_table!r}")
+
+
+def _event_columns(kind: AssociationKind) -> list[str]:
+    return [
+        "source",
+        "entity_urn",
+        "parent_urn",
+        *kind.key_columns,
+        "action",
+        "event_time",
+        "actor",
+        "event_id",
+    ]
+
+
+def datahub_events(kind: AssociationKind, changes: DataFrame) -> DataFrame:
+    """ECE rows as association events; HARD_DELETE becomes a per-entity ENTITY_DELETED."""
+    rows = changes.filter(_datahub_filter(kind))
+    is_deletion = F.col("operation") == "HARD_DELETE"
+    keys = []
+    for gold, typed in kind.keys:
+        value = F.coalesce(F.col(typed), F.col("modifier")) if gold == kind.modifier_key else F.col(typed)
+        keys.append(F.when(~is_deletion, value).cast("string").alias(gold))
+    return rows.select(
+        F.lit("datahub").alias("source"),
+        F.col("entity_urn"),
+        F.col("parent_urn"),
+        *keys,
+        F.when(is_deletion, F.lit(ENTITY_DELETED)).otherwise(F.col("operation")).alias("action"),
+        F.col("event_time"),
+        F.col("actor"),
+        F.col("event_id"),
+    )
+
+
+def om_column_key(entity_key: Column, entity_fqn: Column, column_name: Column) -> Column:
+    """`openmetadata:column:<table fqn>.<column>` (the fqn taken from the entity key when missing)."""
+    fqn = F.coalesce(entity_fqn, F.regexp_extract(entity_key, r"^openmetadata:[^:]+:(.*)$", 1))
+    return F.concat(F.lit(OM_COLUMN_PREFIX), fqn, F.lit("."), column_name)
+
+
+def _om_entity() -> tuple[Column, Column]:
+    """(entity_urn, parent_urn) of a field change: the column for `columns.<col>.*`, else the entity."""
+    is_column = F.col("column_name").isNotNull()
+    entity = F.when(is_column, om_column_key(F.col("entity_key"), F.col("entity_fqn"), F.col("column_name")))
+    return entity.otherwise(F.col("entity_key")), F.when(is_column, F.col("entity_key"))
+
+
+def _list_difference(kind: AssociationKind) -> tuple[Column, Column]:
+    """(new values, old values) of a field change as arrays of the association's key struct."""
+    if kind.openmetadata == "owners":
+        value_type = "array<struct<owner_urn:string,owner_type:string>>"
+
+        def values(column: str) -> Column:
+            owners = F.transform(
+                F.col(column),
+                lambda o: F.struct(
+                    F.coalesce(o["name"], o["id"]).alias("owner_urn"), o["type"].alias("owner_type")
+                ),
+            )
+            return F.coalesce(owners, F.array().cast(value_type))
+
+        return values("new_owners"), values("old_owners")
+
+    glossary = kind.openmetadata == "glossary"
+    value_type = f"array<struct<{kind.modifier_key}:string>>"
+
+    def labels(column: str) -> Column:
+        def wanted(label: Column) -> Column:
+            is_glossary = F.coalesce(label["source"] == OM_GLOSSARY_LABEL_SOURCE, F.lit(False))
+            return is_glossary if glossary else ~is_glossary
+
+        chosen = F.transform(
+            F.filter(F.col(column), wanted), lambda t: F.struct(t["tagFQN"].alias(kind.modifier_key))
+        )
+        return F.coalesce(chosen, F.array().cast(value_type))
+
+    return labels("new_tags"), labels("old_tags")
+
+
+def openmetadata_events(kind: AssociationKind, field_changes: DataFrame) -> DataFrame:
+    """Field changes as association events: `new - old` ADDs, `old - new` REMOVEs."""
+    new, old = _list_difference(kind)
+    entity, parent = _om_entity()
+
+    def tagged(values: Column, action: str) -> Column:
+        return F.transform(values, lambda v: F.struct(v.alias("value"), F.lit(action).alias("action")))
+
+    exploded = field_changes.filter(_om_field_filter(kind)).select(
+        entity.alias("entity_urn"),
+        parent.alias("parent_urn"),
+        "event_time",
+        "actor",
+        "event_id",
+        F.explode(
+            F.concat(tagged(F.array_except(new, old), ADD), tagged(F.array_except(old, new), REMOVE))
+        ).alias("_change"),
+    )
+    return exploded.select(
+        F.lit("openmetadata").alias("source"),
+        "entity_urn",
+        "parent_urn",
+        *[F.col(f"_change.value.{key}").alias(key) for key in kind.key_columns],
+        F.col("_change.action").alias("action"),
+        "event_time",
+        "actor",
+        "event_id",
+    )
+
+
+def openmetadata_deletions(kind: AssociationKind, change_events: DataFrame) -> DataFrame:
+    """`entityDeleted` change events as per-entity ENTITY_DELETED events."""
+    return change_events.filter(F.col("event_type") == OM_DELETED_EVENT).select(
+        F.lit("openmetadata").alias("source"),
+        F.col("entity_key").alias("entity_urn"),
+        F.lit(None).cast("string").alias("parent_urn"),
+        *[F.lit(None).cast("string").alias(key) for key in kind.key_columns],
+        F.lit(ENTITY_DELETED).alias("action"),
+        "event_time",
+        "actor",
+        "event_id",
+    )
+
+
+def association_events(kind: AssociationKind, sources: dict[str, DataFrame]) -> DataFrame:
+    """The union of the kind's association events from every source present in `sources`."""
+    parts = []
+    if sources.get(DATAHUB_CHANGES) is not None:
+        parts.append(datahub_events(kind, sources[DATAHUB_CHANGES]))
+    if kind.openmetadata and sources.get(OM_FIELD_CHANGES) is not None:
+        parts.append(openmetadata_events(kind, sources[OM_FIELD_CHANGES]))
+    if kind.openmetadata and sources.get(OM_CHANGE_EVENTS) is not None:
+        parts.append(openmetadata_deletions(kind, sources[OM_CHANGE_EVENTS]))
+    columns = _event_columns(kind)
+    if not parts:
+        schema = ", ".join(f"{c} {'timestamp' if c == 'event_time' else 'string'}" for c in columns)
+        return empty_frame(schema)
+    typed = [
+        p.select(*[F.col(c).cast("timestamp" if c == "event_time" else "string").alias(c) for c in columns])
+        for p in parts
+    ]
+    return reduce(DataFrame.unionByName, typed)
+
+
+def build_timeline(kind: AssociationKind, sources: dict[str, DataFrame]) -> DataFrame:
+    """The kind's SCD2 timeline rows for the groups present in `sources`."""
+    return build_intervals(association_events(kind, sources), kind.key_columns).select(
+        *interval_columns(kind.key_columns)
+    )
+
+
+def timeline_job(kind: AssociationKind, table: str) -> GoldJob:
+    """The GoldJob of one association timeline: group = root entity, row = one interval."""
+    return GoldJob(
+        table=table,
+        sources=kind.sources,
+        relevant=lambda source_table, rows: relevant(kind, source_table, rows),
+        build=lambda sources: build_timeline(kind, sources),
+        group_key=GROUP_COLUMN,
+        row_key=("timeline_id",),
+    )

@@ -1,0 +1,327 @@
+"""`gold.change_history`: one row per distinct change, from every source, in one shape.
+
+Rows: DataHub entity changes and proposal events (`silver.datahub_action_requests`),
+OpenMetadata field changes plus the change events that carry no field change
+(entityCreated, entityDeleted, ...), and DataWorks events. Every change is kept,
+no-ops included (an ADD of an open tag is history even if the timeline ignores
+it). `change_id` is the silver `event_id`, which is also the recompute group:
+the table is append-like and a re-delivered record replaces itself.
+`details` keeps the typed specifics of each source as map<string,string>.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from gold import GROUP, empty_frame, string_map
+from pipelines.jobs import GoldJob
+
+DATAHUB_CHANGES = "silver.datahub_entity_changes"
+DATAHUB_PROPOSALS = "silver.datahub_action_requests"
+OM_FIELD_CHANGES = "silver.openmetadata_field_changes"
+OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
+DATAWORKS_EVENTS = "silver.dataworks_events"
+SOURCES = (DATAHUB_CHANGES, DATAHUB_PROPOSALS, OM_FIELD_CHANGES, OM_CHANGE_EVENTS, DATAWORKS_EVENTS)
+
+COLUMNS = (
+    "change_id",
+    "source",
+    "entity_urn",
+    "parent_urn",
+    "entity_type",
+    "category",
+    "operation",
+    "modifier",
+    "actor",
+    "event_time",
+    "event_date",
+    "details",
+)
+
+# OpenMetadata vocabulary mapped onto the DataHub categories/operations where they mean the same.
+OM_FIELD_CATEGORIES = {
+    "tags": "TAG",
+    "owners": "OWNERSHIP",
+    "owner": "OWNERSHIP",
+    "description": "DOCUMENTATION",
+    "domain": "DOMAIN",
+    "domains": "DOMAIN",
+}
+OM_CHANGE_KINDS = {"added": "ADD", "updated": "MODIFY", "deleted": "REMOVE"}
+OM_LIFECYCLE_EVENTS = {
+    "entityCreated": "CREATE",
+    "entityDeleted": "HARD_DELETE",
+    "entitySoftDeleted": "SOFT_DELETE",
+    "entityRestored": "REINSTATE",
+}
+OM_OTHER_EVENT_CATEGORY = "CHANGE_EVENT"  # thread, task, suggestion ... events: operation = eventType
+
+# DataWorks entity keys: first matching rule wins. (kind, eventCode pattern, JSON paths in `data`).
+DATAWORKS_ENTITY_RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("file", "file", ("$.fileId",)),
+    ("table", "table|dqc|data-quality", ("$.tableGuid", "$.target.tableGuid")),
+    ("di_job", "(?i)dijob", ("$.jobId", "$.id")),
+    ("dag", "dag", ("$.dagId",)),
+    ("instance", "instance", ("$.taskId", "$.taskInstanceId")),
+    ("node", "node|backfill", ("$.nodeId", "$.rootNodeId")),
+    # events about a project-wide object (approvals, DQ tasks, downloads) or without a usable id
+    ("project", "project|approval|dqc|data-quality|resources|upload", ("$.projectId", "$.appId")),
+)
+# Events no rule matched (e.g. monitor alerts) belong to the first of these ids they name.
+DATAWORKS_FALLBACK = (
+    ("node", "$.nodeId"),
+    ("instance", "$.taskId"),
+    ("dag", "$.dagId"),
+    ("file", "$.fileId"),
+)
+# (table rule) `<project>.<table>` pairs used when no tableGuid is given.
+DATAWORKS_TABLE_NAMES = (("$.maxComputeProject", "$.tableName"), ("$.projectName", "$.tableName"))
+DATAWORKS_DETAIL_KEYS = (
+    "status",
+    "changeType",
+    "nodeName",
+    "fileName",
+    "fileVersion",
+    "tableName",
+    "maxComputeProject",
+    "dagName",
+    "dagType",
+    "taskType",
+    "alarmType",
+    "baselineStatus",
+    "checkResult",
+    "ruleId",
+    "ruleName",
+)
+DATAWORKS_STATUS_NAMES = {
+    "instance-status-changes": {
+        "1": "NOT_RUN",
+        "2": "WAIT_TIME",
+        "3": "WAIT_RESOURCE",
+        "4": "RUNNING",
+        "5": "FAILED",
+        "6": "SUCCESS",
+        "7": "CHECKING_QUALITY",
+        "8": "CHECKING_CONDITION",
+    },
+    "dag-status-changes": {"1": "NOT_RUN", "4": "RUNNING", "5": "FAILED", "6": "SUCCESS"},
+}
+
+
+def _mapped(column: Column, mapping: dict[str, str], default: Column) -> Column:
+    out = default
+    for key, value in mapping.items():
+        out = F.when(column == key, F.lit(value)).otherwise(out)
+    return out
+
+
+def _om_has_field_changes() -> Column:
+    """True when the change description lists a field change (then field_changes holds its rows).
+
+    Decided from the event itself, not by looking up field_changes, so an event
+    and its group agree whichever batch they arrive in.
+    """
+    parts = ("fieldsAdded", "fieldsUpdated", "fieldsDeleted")
+    listed = [F.get_json_object(F.col("change_description"), f"$.{part}[0]").isNotNull() for part in parts]
+    return reduce(lambda a, b: a | b, listed)
+
+
+def relevant(source_table: str, rows: DataFrame) -> DataFrame:
+    """Every change row, grouped by its own id (OpenMetadata events only when they hold no field change)."""
+    if source_table not in SOURCES:
+        raise ValueError(f"gold.change_history: unknown source table {source_table!r}")
+    if source_table == OM_CHANGE_EVENTS:
+        rows = rows.filter(~_om_has_field_changes())
+    return rows.withColumn(GROUP, F.col("event_id"))
+
+
+def _datahub_changes(df: DataFrame) -> DataFrame:
+    return df.select(
+        F.col("event_id").alias("change_id"),
+        F.lit("datahub").alias("source"),
+        "entity_urn",
+        "parent_urn",
+        "entity_type",
+        "category",
+        "operation",
+        "modifier",
+        "actor",
+        "event_time",
+        string_map({"impersonator": F.col("impersonator")}, F.col("parameters")).alias("details"),
+    )
+
+
+def _datahub_proposals(df: DataFrame) -> DataFrame:
+    return df.select(
+        F.col("event_id").alias("change_id"),
+        F.lit("datahub").alias("source"),
+        F.col("proposal_urn").alias("entity_urn"),
+        F.lit(None).cast("string").alias("parent_urn"),
+        F.lit("actionRequest").alias("entity_type"),
+        F.lit("LIFECYCLE").alias("category"),
+        "operation",
+        F.col("action_request_type").alias("modifier"),
+        "actor",
+        "event_time",
+        F.coalesce(F.col("parameters"), F.create_map().cast("map<string,string>")).alias("details"),
+    )
+
+
+def _om_field_changes(df: DataFrame) -> DataFrame:
+    is_column = F.col("column_name").isNotNull()
+    fqn = F.coalesce(F.col("entity_fqn"), F.regexp_extract("entity_key", r"^openmetadata:[^:]+:(.*)$", 1))
+    column_key = F.concat(F.lit("openmetadata:column:"), fqn, F.lit("."), F.col("column_name"))
+    return df.select(
+        F.col("event_id").alias("change_id"),
+        F.lit("openmetadata").alias("source"),
+        F.when(is_column, column_key).otherwise(F.col("entity_key")).alias("entity_urn"),
+        F.when(is_column, F.col("entity_key")).alias("parent_urn"),
+        F.when(is_column, F.lit("column")).otherwise(F.col("entity_type")).alias("entity_type"),
+        _mapped(F.col("field_base"), OM_FIELD_CATEGORIES, F.upper("field_base")).alias("category"),
+        _mapped(F.col("change_kind"), OM_CHANGE_KINDS, F.upper("change_kind")).alias("operation"),
+        F.col("field_name").alias("modifier"),
+        "actor",
+        "event_time",
+        string_map(
+            {
+                "field_name": F.col("field_name"),
+                "change_kind": F.col("change_kind"),
+                "column_name": F.col("column_name"),
+                "old_value": F.col("old_value"),
+                "new_value": F.col("new_value"),
+                "change_event_id": F.col("change_event_id"),
+            }
+        ).alias("details"),
+    )
+
+
+def _om_change_events(df: DataFrame) -> DataFrame:
+    lifecycle = F.col("event_type").isin(*OM_LIFECYCLE_EVENTS)
+    return df.filter(~_om_has_field_changes()).select(
+        F.col("event_id").alias("change_id"),
+        F.lit("openmetadata").alias("source"),
+        F.col("entity_key").alias("entity_urn"),
+        F.lit(None).cast("string").alias("parent_urn"),
+        "entity_type",
+        F.when(lifecycle, F.lit("LIFECYCLE")).otherwise(F.lit(OM_OTHER_EVENT_CATEGORY)).alias("category"),
+        _mapped(F.col("event_type"), OM_LIFECYCLE_EVENTS, F.col("event_type")).alias("operation"),
+        F.lit(None).cast("string").alias("modifier"),
+        "actor",
+        "event_time",
+        string_map(
+            {
+                "event_type": F.col("event_type"),
+                "om_event_id": F.col("om_event_id"),
+                "entity_id": F.col("entity_id"),
+                "previous_version": F.col("previous_version"),
+                "current_version": F.col("current_version"),
+                "impersonated_by": F.col("impersonated_by"),
+            }
+        ).alias("details"),
+    )
+
+
+def _json(path: str) -> Column:
+    return F.get_json_object(F.col("data"), path)
+
+
+def dataworks_entity_urn() -> Column:
+    """`dataworks:<kind>:<id>` from `event_code` and the JSON `data` (project as last resort)."""
+    code = F.lower(F.coalesce(F.col("event_code"), F.lit("")))
+    candidates = []
+    for kind, pattern, paths in DATAWORKS_ENTITY_RULES:
+        ids = [_json(p) for p in paths]
+        if kind == "table":
+            ids += [
+                F.when(_json(a).isNotNull() & _json(b).isNotNull(), F.concat_ws(".", _json(a), _json(b)))
+                for a, b in DATAWORKS_TABLE_NAMES
+            ]
+        identifier = F.coalesce(*ids)
+        candidates.append(
+            F.when(
+                code.rlike(pattern.lower()) & identifier.isNotNull(),
+                F.concat(F.lit(f"dataworks:{kind}:"), identifier),
+            )
+        )
+    for kind, path in DATAWORKS_FALLBACK:
+        candidates.append(F.when(_json(path).isNotNull(), F.concat(F.lit(f"dataworks:{kind}:"), _json(path))))
+    project = F.coalesce(F.col("project_id").cast("string"), _json("$.projectId"))
+    candidates.append(F.when(project.isNotNull(), F.concat(F.lit("dataworks:project:"), project)))
+    return F.coalesce(*candidates)
+
+
+def _dataworks_status_name() -> Column:
+    name = F.lit(None).cast("string")
+    for code, names in DATAWORKS_STATUS_NAMES.items():
+        name = F.when(
+            F.col("event_code") == code, _mapped(_json("$.status"), names, F.lit(None).cast("string"))
+        ).otherwise(name)
+    return name
+
+
+def _dataworks_events(df: DataFrame) -> DataFrame:
+    entity = dataworks_entity_urn()
+    details = {key: _json(f"$.{key}") for key in DATAWORKS_DETAIL_KEYS}
+    details.update(
+        {
+            "status_name": _dataworks_status_name(),
+            "event_code": F.col("event_code"),
+            "type": F.col("type"),
+            "project_id": F.col("project_id"),
+            "tenant_id": F.col("tenant_id"),
+            "cloud_event_id": F.col("cloud_event_id"),
+        }
+    )
+    return df.select(
+        F.col("event_id").alias("change_id"),
+        F.lit("dataworks").alias("source"),
+        entity.alias("entity_urn"),
+        F.lit(None).cast("string").alias("parent_urn"),
+        F.regexp_extract(entity, r"^dataworks:([^:]+):", 1).alias("entity_type"),
+        "category",
+        "action",
+        F.col("event_code").alias("modifier"),
+        F.col("operator").alias("actor"),
+        "event_time",
+        string_map(details).alias("details"),
+    ).withColumnRenamed("action", "operation")
+
+
+_NORMALISERS = {
+    DATAHUB_CHANGES: _datahub_changes,
+    DATAHUB_PROPOSALS: _datahub_proposals,
+    OM_FIELD_CHANGES: _om_field_changes,
+    OM_CHANGE_EVENTS: _om_change_events,
+    DATAWORKS_EVENTS: _dataworks_events,
+}
+_SCHEMA = (
+    "change_id string, source string, entity_urn string, parent_urn string, entity_type string, "
+    "category string, operation string, modifier string, actor string, event_time timestamp, "
+    "event_date date, details map<string,string>"
+)
+
+
+def build(sources: dict[str, DataFrame]) -> DataFrame:
+    """Change rows of the given sources (one per `change_id`), in the contract's shape."""
+    parts = [
+        normalise(sources[name]) for name, normalise in _NORMALISERS.items() if sources.get(name) is not None
+    ]
+    if not parts:
+        return empty_frame(_SCHEMA)
+    changes = reduce(
+        DataFrame.unionByName, [p.withColumn("event_date", F.to_date("event_time")) for p in parts]
+    )
+    return changes.dropDuplicates(["change_id"]).select(*COLUMNS)
+
+
+JOB = GoldJob(
+    table="gold.change_history",
+    sources=SOURCES,
+    relevant=relevant,
+    build=build,
+    group_key="change_id",
+    row_key=("change_id",),
+)

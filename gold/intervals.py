@@ -1,0 +1,160 @@
+"""The one SCD2 interval builder behind every association timeline (tags, owners, terms, domains).
+
+Input: one row per association event with the columns `source`, `entity_urn`,
+`parent_urn`, the association key columns (e.g. `tag_urn`; `owner_urn` +
+`owner_type`), `action` (ADD | REMOVE | ENTITY_DELETED), `event_time`,
+`actor`, `event_id`. ENTITY_DELETED rows are per entity: their key columns are
+ignored and they close every association of that entity and of its fields
+(rows whose `parent_urn` is the entity).
+
+Order: `event_time`, then the action (ADD before REMOVE before ENTITY_DELETED:
+an association must exist before it can be removed, and a deletion is
+terminal), then `event_id`. Identical events count once. ADD on an open
+association and REMOVE/DELETE on a closed one are no-ops, so the state after an
+event is simply "open" when its action is ADD: an interval starts at an ADD
+whose predecessor is not an ADD and ends at the first later non-ADD event. An
+ADD and a REMOVE at the same instant give a zero-length interval
+(valid_from = valid_to), kept as a record that is never visible "as of" a time.
+Everything is window functions over (source, entity, association) partitions,
+so the cost grows with the events, never with a Python loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from silver.common import deterministic_id
+
+ADD, REMOVE, ENTITY_DELETED = "ADD", "REMOVE", "ENTITY_DELETED"
+ACTION_ORDER = (ADD, REMOVE, ENTITY_DELETED)  # processing order of events with equal event_time
+END_REASONS = {REMOVE: "REMOVED", ENTITY_DELETED: "ENTITY_DELETED"}
+GROUP_COLUMN = "root_urn"  # the dataset (or entity) a timeline row belongs to: the recompute unit
+ROW_KEY = "timeline_id"
+
+
+def root_urn() -> Column:
+    """The recompute group of an association: its parent dataset when it has one, else the entity."""
+    return F.coalesce(F.col("parent_urn"), F.col("entity_urn"))
+
+
+def interval_columns(association_key: Sequence[str]) -> list[str]:
+    """Output columns of `build_intervals`, in order."""
+    return [
+        ROW_KEY,
+        "source",
+        "entity_urn",
+        "parent_urn",
+        *association_key,
+        "valid_from",
+        "valid_to",
+        "is_current",
+        "added_by",
+        "removed_by",
+        "end_reason",
+        "valid_from_event_id",
+        "valid_to_event_id",
+        GROUP_COLUMN,
+    ]
+
+
+def _action_rank(action: Column) -> Column:
+    rank = F.lit(len(ACTION_ORDER))
+    for position, name in reversed(list(enumerate(ACTION_ORDER))):
+        rank = F.when(action == name, F.lit(position)).otherwise(rank)
+    return rank
+
+
+def _deduplicated(events: DataFrame, keys: list[str]) -> DataFrame:
+    """One row per distinct event (same event_id, or same identity with another id)."""
+    identity = ["source", "entity_urn", "parent_urn", *keys, "action", "event_time", "actor"]
+    return events.groupBy(*identity).agg(F.min("event_id").alias("event_id"))
+
+
+def _fan_out_deletions(events: DataFrame, keys: list[str]) -> DataFrame:
+    """Association events plus, per entity deletion, a closing event on every association of that
+    entity or of its fields. A deletion of an entity with no association yields nothing."""
+    is_deletion = F.col("action") == ENTITY_DELETED
+    partition = ["source", "entity_urn", *keys]
+    association_events = events.filter(~is_deletion).withColumn(
+        "parent_urn", F.max("parent_urn").over(Window.partitionBy(*partition))
+    )
+    associations = association_events.groupBy(*partition).agg(F.max("parent_urn").alias("parent_urn"))
+    # each association is reachable from its own entity and from its parent: two equi-join keys
+    targets = associations.withColumn(
+        "deleted_urn",
+        F.explode(F.array_distinct(F.filter(F.array("entity_urn", "parent_urn"), lambda u: u.isNotNull()))),
+    )
+    deletions = events.filter(is_deletion).select(
+        "source", F.col("entity_urn").alias("deleted_urn"), "event_time", "actor", "event_id"
+    )
+    closing = targets.join(deletions, ["source", "deleted_urn"]).select(
+        "source",
+        "entity_urn",
+        "parent_urn",
+        *keys,
+        F.lit(ENTITY_DELETED).alias("action"),
+        "event_time",
+        "actor",
+        "event_id",
+    )
+    columns = ["source", "entity_urn", "parent_urn", *keys, "action", "event_time", "actor", "event_id"]
+    return association_events.select(*columns).unionByName(closing.select(*columns))
+
+
+def build_intervals(events: DataFrame, association_key: Sequence[str]) -> DataFrame:
+    """SCD2 intervals (`interval_columns(association_key)`) of every association in `events`.
+
+    Example: `build_intervals(tag_events, ["tag_urn"]).filter("is_current")` is what is tagged now.
+    """
+    keys = list(association_key)
+    typed = events.select(
+        F.col("source").cast("string").alias("source"),
+        F.col("entity_urn").cast("string").alias("entity_urn"),
+        F.col("parent_urn").cast("string").alias("parent_urn"),
+        *[
+            F.when(F.col("action") != ENTITY_DELETED, F.col(k).cast("string")).alias(k)
+            for k in keys  # deletions are per entity: their key columns never matter
+        ],
+        F.col("action").cast("string").alias("action"),
+        F.col("event_time").cast("timestamp").alias("event_time"),
+        F.col("actor").cast("string").alias("actor"),
+        F.col("event_id").cast("string").alias("event_id"),
+    ).filter(F.col("action").isin(*ACTION_ORDER) & F.col("event_time").isNotNull())
+    ordered_events = _fan_out_deletions(_deduplicated(typed, keys), keys).withColumn(
+        "_rank", _action_rank(F.col("action"))
+    )
+
+    order = Window.partitionBy("source", "entity_urn", *keys).orderBy("event_time", "_rank", "event_id")
+    is_add = F.col("action") == ADD
+    previous_action = F.lag("action").over(order)
+    closing = F.first(
+        F.when(~is_add, F.struct("event_time", "action", "actor", "event_id")), ignorenulls=True
+    ).over(order.rowsBetween(1, Window.unboundedFollowing))
+
+    starts = (
+        ordered_events.withColumn("_previous", previous_action)
+        .withColumn("_closing", closing)
+        .filter(is_add & (F.col("_previous").isNull() | (F.col("_previous") != ADD)))
+    )
+    end_action = F.col("_closing.action")
+    return starts.select(
+        deterministic_id(F.lit("interval"), "source", "entity_urn", *keys, "event_id").alias(ROW_KEY),
+        "source",
+        "entity_urn",
+        "parent_urn",
+        *keys,
+        F.col("event_time").alias("valid_from"),
+        F.col("_closing.event_time").alias("valid_to"),
+        F.col("_closing").isNull().alias("is_current"),
+        F.col("actor").alias("added_by"),
+        F.col("_closing.actor").alias("removed_by"),
+        F.when(end_action == REMOVE, F.lit(END_REASONS[REMOVE]))
+        .when(end_action == ENTITY_DELETED, F.lit(END_REASONS[ENTITY_DELETED]))
+        .alias("end_reason"),
+        F.col("event_id").alias("valid_from_event_id"),
+        F.col("_closing.event_id").alias("valid_to_event_id"),
+        root_urn().alias(GROUP_COLUMN),
+    )

@@ -1,0 +1,305 @@
+"""`gold.proposals`: one row per DataHub proposal (actionRequest) with its current status and why.
+
+Status rules, in order:
+1. STATUS_EVENT: the latest DataHub Cloud status change that completed the
+   proposal (operation or actionRequestStatus COMPLETED, actionRequestResult
+   ACCEPTED | REJECTED) decides; resolved_at/by are that event's.
+2. INFERRED_FROM_CHANGE: otherwise APPLIED when a proposed value appears on the
+   resource at or after `created_at` (OSS servers emit no status events, so this
+   is the only evidence there); resolved_at/by are the first such change's.
+3. PENDING otherwise (status_rule null).
+Only proposals whose creation event is known get a row.
+
+Group: the resource (`resource_urn`, else the proposal), so a later entity
+change on the resource recomputes its proposals. A status event is grouped by
+its own `resourceUrn`: one that lacks it lands in the proposal's group and is
+attached only by a rebuild of the resource's group.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from gold import GROUP, empty_frame, string_map
+from gold.associations import DOMAIN, GLOSSARY_TERM, OWNERSHIP, TAG
+from gold.intervals import root_urn
+from pipelines.jobs import GoldJob
+
+ACTION_REQUESTS = "silver.datahub_action_requests"
+DATAHUB_CHANGES = "silver.datahub_entity_changes"
+SOURCES = (ACTION_REQUESTS, DATAHUB_CHANGES)
+GROUP_COLUMN = "group_urn"
+
+CREATE_OPERATIONS = ("CREATE", "CREATED")
+COMPLETED = "COMPLETED"
+RESULTS = ("ACCEPTED", "REJECTED")
+APPLIED, PENDING = "APPLIED", "PENDING"
+STATUS_EVENT, INFERRED_FROM_CHANGE = "STATUS_EVENT", "INFERRED_FROM_CHANGE"
+ANY_VALUE = "*"  # a description proposal is applied by any documentation change
+
+# actionRequestType -> (the change category that applies it, its operations, the ECE value column)
+INFERENCE: dict[str, tuple[str, tuple[str, ...], str | None]] = {
+    "TAG_ASSOCIATION": ("TAG", ("ADD",), dict(TAG.keys)["tag_urn"]),
+    "TERM_ASSOCIATION": ("GLOSSARY_TERM", ("ADD",), dict(GLOSSARY_TERM.keys)["term_urn"]),
+    "DOMAIN_ASSOCIATION": ("DOMAIN", ("ADD",), dict(DOMAIN.keys)["domain_urn"]),
+    "OWNER_ASSOCIATION": ("OWNERSHIP", ("ADD",), dict(OWNERSHIP.keys)["owner_urn"]),
+    "UPDATE_DESCRIPTION": ("DOCUMENTATION", ("ADD", "MODIFY"), None),
+}
+_CATEGORY_ALIASES = {kind_category: "OWNERSHIP" for kind_category in OWNERSHIP.categories}
+
+COLUMNS = (
+    "proposal_urn",
+    "action_request_type",
+    "resource_urn",
+    "resource_type",
+    "sub_resource_type",
+    "sub_resource",
+    "created_by",
+    "created_at",
+    "status",
+    "status_rule",
+    "resolved_at",
+    "resolved_by",
+    "resolved_event_id",
+    "proposed",
+    GROUP_COLUMN,
+)
+SCHEMA = (
+    "proposal_urn string, action_request_type string, resource_urn string, resource_type string, "
+    "sub_resource_type string, sub_resource string, created_by string, created_at timestamp, status string, "
+    "status_rule string, resolved_at timestamp, resolved_by string, resolved_event_id string, "
+    "proposed map<string,string>, group_urn string"
+)
+
+
+def proposal_group() -> Column:
+    return F.coalesce(F.col("resource_urn"), F.col("proposal_urn"))
+
+
+def _changes_filter() -> Column:
+    category = _normalised_category(F.col("category"))
+    conditions = [(category == c) & F.col("operation").isin(*ops) for c, ops, _ in INFERENCE.values()]
+    out = conditions[0]
+    for condition in conditions[1:]:
+        out = out | condition
+    return out
+
+
+def _normalised_category(category: Column) -> Column:
+    out = category
+    for alias, name in _CATEGORY_ALIASES.items():
+        out = F.when(category == alias, F.lit(name)).otherwise(out)
+    return out
+
+
+def relevant(source_table: str, rows: DataFrame) -> DataFrame:
+    """Every proposal event (group: its resource), and the entity changes that can apply one."""
+    if source_table == ACTION_REQUESTS:
+        return rows.withColumn(GROUP, proposal_group())
+    if source_table == DATAHUB_CHANGES:
+        return rows.filter(_changes_filter()).withColumn(GROUP, root_urn())
+    raise ValueError(f"gold.proposals: unknown source table {source_table!r}")
+
+
+def linked_groups(touched: DataFrame, relevant_sources: dict[str, DataFrame]) -> DataFrame:
+    """Touched groups plus the groups linked through a proposal.
+
+    A status event that names no resource sits in its proposal's own group,
+    while the proposal row sits in its resource's group: touching either must
+    rebuild both, or an incremental run would miss (or drop) the decision.
+    """
+    requests = relevant_sources.get(ACTION_REQUESTS)
+    if requests is None:
+        return touched
+    with_resource = requests.where(F.col("resource_urn").isNotNull()).select("proposal_urn", GROUP)
+    to_resource = with_resource.join(
+        touched.withColumnRenamed(GROUP, "proposal_urn"), "proposal_urn", "left_semi"
+    )
+    to_proposal = with_resource.join(touched, GROUP, "left_semi").select(F.col("proposal_urn").alias(GROUP))
+    return touched.unionByName(to_resource.select(GROUP)).unionByName(to_proposal)
+
+
+def _first(df: DataFrame, partition: str, *order: Column) -> DataFrame:
+    window = Window.partitionBy(partition).orderBy(*order)
+    return df.withColumn("_n", F.row_number().over(window)).filter(F.col("_n") == 1).drop("_n")
+
+
+def proposed_values() -> Column:
+    """map<string,string> of what the proposal proposes (JSON text for lists)."""
+    return string_map(
+        {
+            "tagUrn": F.col("tagUrn"),
+            "glossaryTermUrn": F.col("glossaryTermUrn"),
+            "description": F.col("description"),
+            "parentNodeUrn": F.col("parentNodeUrn"),
+            "glossaryEntityName": F.col("glossaryEntityName"),
+            "domains": F.when(F.size("domains") > 0, F.to_json("domains")),
+            "owners": F.when(F.size("owners") > 0, F.to_json("owners")),
+            "structuredProperties": F.when(
+                F.size("structuredProperties") > 0, F.to_json("structuredProperties")
+            ),
+        }
+    )
+
+
+def creations(action_requests: DataFrame) -> DataFrame:
+    """The first creation event of each proposal."""
+    created = action_requests.filter(F.col("operation").isin(*CREATE_OPERATIONS))
+    return _first(created, "proposal_urn", F.col("event_time"), F.col("event_id")).select(
+        "proposal_urn",
+        "action_request_type",
+        "resource_urn",
+        "resource_type",
+        "sub_resource_type",
+        "sub_resource",
+        F.col("actor").alias("created_by"),
+        F.col("event_time").alias("created_at"),
+        F.col("event_id").alias("created_event_id"),
+        proposed_values().alias("proposed"),
+        proposal_group().alias(GROUP_COLUMN),
+        "tagUrn",
+        "glossaryTermUrn",
+        "domains",
+        "owners",
+    )
+
+
+def is_decision() -> Column:
+    completed = (F.col("operation") == COMPLETED) | (F.col("action_request_status") == COMPLETED)
+    return completed & F.col("action_request_result").isin(*RESULTS)
+
+
+def decisions(action_requests: DataFrame) -> DataFrame:
+    """The latest completing status event of each proposal (its result decides the status)."""
+    decided = action_requests.filter(is_decision())
+    return _first(decided, "proposal_urn", F.col("event_time").desc(), F.col("event_id").desc()).select(
+        "proposal_urn",
+        F.col("action_request_result").alias("decided_status"),
+        F.col("event_time").alias("decided_at"),
+        F.col("actor").alias("decided_by"),
+        F.col("event_id").alias("decided_event_id"),
+    )
+
+
+def _expected_values(created: DataFrame) -> DataFrame:
+    """One row per (proposal, change category, proposed value) that would show it was applied."""
+    kind = F.col("action_request_type")
+    values = F.when(kind == "TAG_ASSOCIATION", F.array("tagUrn"))
+    values = values.when(kind == "TERM_ASSOCIATION", F.array("glossaryTermUrn"))
+    values = values.when(kind == "DOMAIN_ASSOCIATION", F.col("domains"))
+    values = values.when(kind == "OWNER_ASSOCIATION", F.transform("owners", lambda o: o["ownerUrn"]))
+    values = values.when(kind == "UPDATE_DESCRIPTION", F.array(F.lit(ANY_VALUE)))
+    category = F.lit(None).cast("string")
+    for request_type, (change_category, _, _) in INFERENCE.items():
+        category = F.when(kind == request_type, F.lit(change_category)).otherwise(category)
+    return created.select(
+        "proposal_urn",
+        "resource_urn",
+        "sub_resource",
+        "created_at",
+        category.alias("match_category"),
+        F.explode(values).alias("match_value"),
+    ).filter(F.col("match_value").isNotNull() & F.col("resource_urn").isNotNull())
+
+
+def _applying_changes(changes: DataFrame) -> DataFrame:
+    """Entity changes that can apply a proposal, as (root, field path, category, value)."""
+    category = _normalised_category(F.col("category"))
+    value = F.lit(ANY_VALUE)
+    for change_category, _, column in INFERENCE.values():
+        if column is not None:
+            value = F.when(
+                category == change_category, F.coalesce(F.col(column), F.col("modifier"))
+            ).otherwise(value)
+    field_path = F.coalesce(F.col("fieldPath"), F.regexp_extract("entity_urn", r",([^,]*)\)$", 1))
+    return changes.filter(_changes_filter()).select(
+        root_urn().alias("change_root"),
+        "entity_urn",
+        F.when(F.col("parent_urn").isNotNull(), field_path).alias("change_field"),
+        category.alias("match_category"),
+        value.alias("match_value"),
+        "event_time",
+        "actor",
+        "event_id",
+    )
+
+
+def applications(created: DataFrame, changes: DataFrame) -> DataFrame:
+    """The first change at/after creation that puts a proposed value on the proposal's resource."""
+    expected = _expected_values(created)
+    applying = _applying_changes(changes)
+    on_target = F.when(
+        F.col("sub_resource").isNull(), F.col("entity_urn") == F.col("resource_urn")
+    ).otherwise(F.col("change_field") == F.col("sub_resource"))
+    matched = expected.join(
+        applying.withColumnRenamed("change_root", "resource_urn"),
+        ["resource_urn", "match_category", "match_value"],
+    ).filter(on_target & (F.col("event_time") >= F.col("created_at")))
+    return _first(matched, "proposal_urn", F.col("event_time"), F.col("event_id")).select(
+        "proposal_urn",
+        F.col("event_time").alias("applied_at"),
+        F.col("actor").alias("applied_by"),
+        F.col("event_id").alias("applied_event_id"),
+    )
+
+
+def build_proposals(action_requests: DataFrame, changes: DataFrame | None) -> DataFrame:
+    """Proposal rows (`COLUMNS`) from proposal events and the entity changes of their resources."""
+    created = creations(action_requests)
+    decided = decisions(action_requests)
+    joined = created.join(decided, "proposal_urn", "left")
+    if changes is not None:
+        joined = joined.join(applications(created, changes), "proposal_urn", "left")
+    else:
+        joined = joined.select(
+            "*",
+            F.lit(None).cast("timestamp").alias("applied_at"),
+            F.lit(None).cast("string").alias("applied_by"),
+            F.lit(None).cast("string").alias("applied_event_id"),
+        )
+    has_decision = F.col("decided_status").isNotNull()
+    was_applied = F.col("applied_at").isNotNull()
+
+    def pick(decided_value: str, applied_value: str) -> Column:
+        return F.when(has_decision, F.col(decided_value)).when(was_applied, F.col(applied_value))
+
+    return joined.select(
+        "proposal_urn",
+        "action_request_type",
+        "resource_urn",
+        "resource_type",
+        "sub_resource_type",
+        "sub_resource",
+        "created_by",
+        "created_at",
+        F.when(has_decision, F.col("decided_status"))
+        .when(was_applied, F.lit(APPLIED))
+        .otherwise(F.lit(PENDING))
+        .alias("status"),
+        F.when(has_decision, F.lit(STATUS_EVENT))
+        .when(was_applied, F.lit(INFERRED_FROM_CHANGE))
+        .alias("status_rule"),
+        pick("decided_at", "applied_at").alias("resolved_at"),
+        pick("decided_by", "applied_by").alias("resolved_by"),
+        pick("decided_event_id", "applied_event_id").alias("resolved_event_id"),
+        "proposed",
+        GROUP_COLUMN,
+    )
+
+
+def build(sources: dict[str, DataFrame]) -> DataFrame:
+    if sources.get(ACTION_REQUESTS) is None:
+        return empty_frame(SCHEMA)
+    return build_proposals(sources[ACTION_REQUESTS], sources.get(DATAHUB_CHANGES))
+
+
+JOB = GoldJob(
+    table="gold.proposals",
+    sources=SOURCES,
+    relevant=relevant,
+    build=build,
+    group_key=GROUP_COLUMN,
+    row_key=("proposal_urn",),
+    expand_groups=linked_groups,
+)

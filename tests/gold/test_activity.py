@@ -1,0 +1,98 @@
+"""Actor activity per day and failed logins with salted IP hashes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+
+from gold import actor_activity_daily, failed_logins
+from tests.gold import assert_incremental_equals_full, build_all, rows, source
+
+AUDIT = "silver.datahub_audit_events"
+DH = "silver.datahub_entity_changes"
+OM = "silver.openmetadata_change_events"
+DW = "silver.dataworks_events"
+ANN = "urn:li:corpuser:ann"
+
+
+def batch(spark, audit=(), changes=(), om=(), dataworks=(), requests=()):
+    return {
+        AUDIT: source(spark, AUDIT, *audit),
+        DH: source(spark, DH, *changes),
+        "silver.datahub_action_requests": source(spark, "silver.datahub_action_requests", *requests),
+        OM: source(spark, OM, *om),
+        DW: source(spark, DW, *dataworks),
+    }
+
+
+def test_activity_counts_per_day_actor_source_and_type(spark):
+    first = batch(
+        spark,
+        audit=[dict(event_id="a1", event_time="09:00", event_type="CreateAccessTokenEvent", actor=ANN)],
+        changes=[
+            dict(event_id="c1", event_time="10:00", actor=ANN, category="OWNER", operation="ADD"),
+            dict(event_id="c2", event_time="11:00", actor=ANN, category="OWNERSHIP", operation="ADD"),
+        ],
+        om=[dict(event_id="o1", event_time="10:00", actor="bob", event_type="entityCreated")],
+    )
+    second = batch(
+        spark,
+        changes=[
+            dict(event_id="c3", event_time="12:00", actor=ANN, category="OWNERSHIP", operation="ADD"),
+            dict(
+                event_id="c1", event_time="10:00", actor=ANN, category="OWNER", operation="ADD"
+            ),  # duplicate
+            dict(event_id="c4", event_time="2026-01-02 08:00", actor=ANN, category="TAG", operation="ADD"),
+        ],
+        dataworks=[dict(event_id="w1", event_time="10:00", operator="19735", event_code="commit-file")],
+        requests=[dict(event_id="r1", event_time="10:00", actor="bob", operation="CREATE")],
+    )
+    assert_incremental_equals_full(actor_activity_daily.JOB, first, second)
+    full = build_all(
+        actor_activity_daily.JOB, {name: first[name].unionByName(second[name]) for name in first}
+    )
+    assert rows(full, "event_date", "actor", "source", "event_type", "events") == [
+        (dt.date(2026, 1, 1), "19735", "dataworks", "commit-file", 1),
+        (dt.date(2026, 1, 1), "bob", "datahub", "PROPOSAL_CREATE", 1),
+        (dt.date(2026, 1, 1), "bob", "openmetadata", "entityCreated", 1),
+        (dt.date(2026, 1, 1), ANN, "datahub", "CreateAccessTokenEvent", 1),
+        (dt.date(2026, 1, 1), ANN, "datahub", "OWNERSHIP_ADD", 3),
+        (dt.date(2026, 1, 2), ANN, "datahub", "TAG_ADD", 1),
+    ]
+
+
+def test_failed_logins_hash_the_ip_with_the_salt(spark):
+    audit = source(
+        spark,
+        AUDIT,
+        dict(
+            event_id="f1", event_time="09:00", event_type="FailedLogInEvent", actor=ANN, source_ip="10.0.0.1"
+        ),
+        dict(
+            event_id="f2", event_time="09:05", event_type="FailedLogInEvent", actor=ANN, source_ip="10.0.0.1"
+        ),
+        dict(
+            event_id="f3", event_time="09:10", event_type="FailedLogInEvent", actor=ANN, source_ip="10.0.0.2"
+        ),
+        dict(event_id="l1", event_time="09:15", event_type="LogInEvent", actor=ANN, source_ip="10.0.0.1"),
+    )
+    built = failed_logins.build_failed_logins(failed_logins.relevant(AUDIT, audit), salt="pepper")
+    expected = hashlib.sha256(b"pepper10.0.0.1").hexdigest()
+    assert rows(
+        built.filter(f"source_ip_hash = '{expected}'"), "actor", "failed_logins", "first_failed_at"
+    ) == [(ANN, 2, "09:00")]
+    assert built.count() == 2
+    assert "10.0.0.1" not in str(rows(built, *built.columns))
+
+
+def test_failed_logins_job_reads_the_salt_from_the_environment(spark, monkeypatch):
+    monkeypatch.setenv("TEST_GOLD_SALT", "s3")
+    audit = source(
+        spark,
+        AUDIT,
+        dict(
+            event_id="f1", event_time="09:00", event_type="FailedLogInEvent", actor=ANN, source_ip="10.0.0.1"
+        ),
+    )
+    built = build_all(failed_logins.job_for("TEST_GOLD_SALT"), {AUDIT: audit})
+    assert rows(built, "source_ip_hash") == [(hashlib.sha256(b"s310.0.0.1").hexdigest(),)]

@@ -1,0 +1,83 @@
+"""Change history: one row per change from DataHub, OpenMetadata and DataWorks."""
+
+from __future__ import annotations
+
+import json
+
+from gold import change_history
+from tests.gold import assert_incremental_equals_full, build_all, rows, source
+
+DH = "silver.datahub_entity_changes"
+AR = "silver.datahub_action_requests"
+OM_FIELDS = "silver.openmetadata_field_changes"
+OM_EVENTS = "silver.openmetadata_change_events"
+DW = "silver.dataworks_events"
+DS = "urn:li:dataset:abc"
+TABLE = "openmetadata:table:shop.db.orders"
+
+
+def sources(spark, **records):
+    return {
+        name: source(spark, name, *records.get(name.split(".")[1], ())) for name in change_history.SOURCES
+    }
+
+
+def sample(spark):
+    return sources(
+        spark,
+        datahub_entity_changes=[
+            dict(event_id="h1", event_time="10:00", entity_urn=DS, entity_type="dataset", category="TAG",
+                 operation="ADD", modifier="urn:li:tag:PII", actor="ann", parameters={"tagUrn": "urn:li:tag:PII"}),
+        ],
+        datahub_action_requests=[
+            dict(event_id="h2", event_time="10:01", proposal_urn="urn:li:actionRequest:1", operation="CREATE",
+                 actor="ann", action_request_type="TAG_ASSOCIATION", parameters={"resourceUrn": DS}),
+        ],
+        openmetadata_field_changes=[
+            dict(event_id="o1", event_time="10:02", change_event_id="o-ev", entity_key=TABLE, entity_type="table",
+                 entity_fqn="shop.db.orders", actor="bob", change_kind="updated",
+                 field_name="columns.email.description", field_base="description", column_name="email",
+                 old_value="old", new_value="new"),
+        ],
+        openmetadata_change_events=[
+            dict(event_id="o-ev", event_time="10:02", event_type="entityUpdated", entity_key=TABLE,
+                 entity_type="table", actor="bob",
+                 change_description=json.dumps({"fieldsUpdated": [{"name": "columns.email.description"}]})),
+            dict(event_id="o2", event_time="10:03", event_type="entityDeleted", entity_key=TABLE,
+                 entity_type="table", actor="bob", change_description=None),
+        ],
+        dataworks_events=[
+            dict(event_id="w1", event_time="10:04", type="dataworks:InstanceStatusChanges:InstanceStatusChanges",
+                 event_code="instance-status-changes", category="InstanceStatusChanges",
+                 action="InstanceStatusChanges", project_id=94, operator=None,
+                 data=json.dumps({"taskId": 453169, "nodeId": 100219, "dagId": 446330, "status": 5})),
+            dict(event_id="w2", event_time="10:05", type="dataworks:TableChange:CommitTable",
+                 event_code="commit-table", category="TableChange", action="CommitTable", project_id=94,
+                 operator="19735", data=json.dumps({"tableName": "t1", "maxComputeProject": "p1"})),
+        ],
+    )  # fmt: skip
+
+
+def test_rows_from_all_sources(spark):
+    built = build_all(change_history.JOB, sample(spark))
+    assert tuple(built.columns) == change_history.COLUMNS
+    assert rows(built, "change_id", "source", "entity_urn", "parent_urn", "entity_type", "category", "operation") == [
+        ("h1", "datahub", DS, None, "dataset", "TAG", "ADD"),
+        ("h2", "datahub", "urn:li:actionRequest:1", None, "actionRequest", "LIFECYCLE", "CREATE"),
+        ("o1", "openmetadata", "openmetadata:column:shop.db.orders.email", TABLE, "column", "DOCUMENTATION", "MODIFY"),
+        ("o2", "openmetadata", TABLE, None, "table", "LIFECYCLE", "HARD_DELETE"),
+        ("w1", "dataworks", "dataworks:instance:453169", None, "instance", "InstanceStatusChanges",
+         "InstanceStatusChanges"),
+        ("w2", "dataworks", "dataworks:table:p1.t1", None, "table", "TableChange", "CommitTable"),
+    ]  # fmt: skip
+    details = dict(rows(built, "change_id", "details"))
+    assert details["h1"] == {"tagUrn": "urn:li:tag:PII"}
+    assert details["o1"]["old_value"] == "old" and details["o1"]["new_value"] == "new"
+    assert details["w1"]["status"] == "5" and details["w1"]["status_name"] == "FAILED"
+
+
+def test_incremental_equals_full(spark):
+    batch = sample(spark)
+    first = {name: df.filter("event_id < 'o'") for name, df in batch.items()}
+    second = {name: df.filter("event_id >= 'o'") for name, df in batch.items()}
+    assert_incremental_equals_full(change_history.JOB, first, second)

@@ -1,0 +1,139 @@
+"""Proposals: status from a status event, else APPLIED inferred from a later change, else PENDING."""
+
+from __future__ import annotations
+
+import pytest
+
+from gold import proposal_events, proposals
+from tests.gold import assert_incremental_equals_full, build_all, rows, source
+
+AR = "silver.datahub_action_requests"
+DH = "silver.datahub_entity_changes"
+DS = "urn:li:dataset:(urn:li:dataPlatform:snowflake,shop.orders,PROD)"
+PII = "urn:li:tag:pii"
+MARKETING = "urn:li:domain:marketing"
+STATUS = ("proposal_urn", "status", "status_rule", "resolved_at", "resolved_by")
+
+
+def create(urn, time, kind, **params):
+    return dict(
+        event_id=f"c-{urn}",
+        event_time=time,
+        proposal_urn=urn,
+        operation="CREATE",
+        actor="urn:li:corpuser:ann",
+        action_request_type=kind,
+        resource_urn=DS,
+        resource_type="dataset",
+        **params,
+    )
+
+
+def completed(urn, time, result, actor="urn:li:corpuser:lead"):
+    return dict(
+        event_id=f"s-{urn}-{time}",
+        event_time=time,
+        proposal_urn=urn,
+        operation="COMPLETED",
+        actor=actor,
+        action_request_type="TAG_ASSOCIATION",
+        resource_urn=DS,
+        action_request_status="COMPLETED",
+        action_request_result=result,
+    )
+
+
+def change(event_id, time, category, entity=DS, actor="urn:li:corpuser:bob", **params):
+    return dict(
+        event_id=event_id,
+        event_time=time,
+        entity_urn=entity,
+        category=category,
+        operation=params.pop("operation", "ADD"),
+        actor=actor,
+        **params,
+    )
+
+
+@pytest.fixture
+def batch(spark):
+    def make(requests=(), changes=()):
+        return {AR: source(spark, AR, *requests), DH: source(spark, DH, *changes)}
+
+    return make
+
+
+def test_status_event_beats_inference_and_pending_otherwise(batch):
+    built = build_all(
+        proposals.JOB,
+        batch(
+            requests=[
+                create("urn:li:actionRequest:a", "10:00", "TAG_ASSOCIATION", tagUrn=PII),
+                completed("urn:li:actionRequest:a", "12:00", "REJECTED"),
+                create(
+                    "urn:li:actionRequest:p",
+                    "10:00",
+                    "TERM_ASSOCIATION",
+                    glossaryTermUrn="urn:li:glossaryTerm:x",
+                ),
+            ],
+            changes=[change("t1", "11:00", "TAG", tagUrn=PII)],
+        ),
+    )
+    assert rows(built, *STATUS) == [
+        ("urn:li:actionRequest:a", "REJECTED", "STATUS_EVENT", "12:00", "urn:li:corpuser:lead"),
+        ("urn:li:actionRequest:p", "PENDING", None, None, None),
+    ]
+    assert rows(built.filter("proposal_urn like '%:a'"), "created_by", "created_at", "proposed") == [
+        ("urn:li:corpuser:ann", "10:00", {"tagUrn": PII})
+    ]
+
+
+def test_applied_is_inferred_from_the_first_later_change(batch):
+    built = build_all(
+        proposals.JOB,
+        batch(
+            requests=[
+                create("urn:li:actionRequest:d", "10:00", "DOMAIN_ASSOCIATION", domains=[MARKETING]),
+                create(
+                    "urn:li:actionRequest:o",
+                    "10:00",
+                    "OWNER_ASSOCIATION",
+                    owners=[dict(type="TECHNICAL_OWNER", typeUrn=None, ownerUrn="urn:li:corpuser:cy")],
+                ),
+                create("urn:li:actionRequest:u", "10:00", "UPDATE_DESCRIPTION", description="Orders."),
+            ],
+            changes=[
+                change("m0", "09:00", "DOMAIN", domainUrn=MARKETING),  # before the proposal: not its effect
+                change("m1", "11:00", "DOMAIN", domainUrn=MARKETING),
+                change("m2", "12:00", "DOMAIN", domainUrn=MARKETING, actor="urn:li:corpuser:zed"),
+                change("w1", "11:30", "OWNER", modifier="urn:li:corpuser:cy"),
+                change("x1", "12:30", "DOCUMENTATION", operation="MODIFY", description="Orders."),
+            ],
+        ),
+    )
+    assert rows(built, *STATUS) == [
+        ("urn:li:actionRequest:d", "APPLIED", "INFERRED_FROM_CHANGE", "11:00", "urn:li:corpuser:bob"),
+        ("urn:li:actionRequest:o", "APPLIED", "INFERRED_FROM_CHANGE", "11:30", "urn:li:corpuser:bob"),
+        ("urn:li:actionRequest:u", "APPLIED", "INFERRED_FROM_CHANGE", "12:30", "urn:li:corpuser:bob"),
+    ]
+    assert rows(built.filter("proposal_urn like '%:d'"), "proposed") == [({"domains": f'["{MARKETING}"]'},)]
+
+
+def test_lifecycle_events_and_incremental_equals_full(batch):
+    tag_proposal = create("urn:li:actionRequest:t", "10:00", "TAG_ASSOCIATION", tagUrn=PII)
+    accepted = create("urn:li:actionRequest:k", "10:00", "TAG_ASSOCIATION", tagUrn="urn:li:tag:gold")
+    first = batch(requests=[tag_proposal, accepted])
+    second = batch(
+        requests=[completed("urn:li:actionRequest:k", "10:30", "ACCEPTED")],
+        changes=[change("t1", "11:00", "TAG", tagUrn=PII)],  # applies the first proposal in a later run
+    )
+    assert_incremental_equals_full(proposals.JOB, first, second)
+    assert_incremental_equals_full(proposal_events.JOB, first, second)
+    steps = build_all(proposal_events.JOB, {name: first[name].unionByName(second[name]) for name in first})
+    assert rows(steps, "proposal_urn", "event", "status_rule", "event_time", "source_event_id") == [
+        ("urn:li:actionRequest:k", "ACCEPTED", "STATUS_EVENT", "10:30", "s-urn:li:actionRequest:k-10:30"),
+        ("urn:li:actionRequest:k", "CREATED", None, "10:00", "c-urn:li:actionRequest:k"),
+        ("urn:li:actionRequest:t", "APPLIED", "INFERRED_FROM_CHANGE", "11:00", "t1"),
+        ("urn:li:actionRequest:t", "CREATED", None, "10:00", "c-urn:li:actionRequest:t"),
+    ]

@@ -1,0 +1,220 @@
+"""Association timelines end to end: silver rows -> relevant -> build, per source and rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from gold import current_views, domain_timeline, glossary_term_timeline, ownership_timeline, tag_timeline
+from gold.intervals import interval_columns
+from tests.gold import DAY, assert_incremental_equals_full, at, build_all, rows, source
+
+DH = "silver.datahub_entity_changes"
+OM_FIELDS = "silver.openmetadata_field_changes"
+OM_EVENTS = "silver.openmetadata_change_events"
+DS = "urn:li:dataset:(urn:li:dataPlatform:hive,shop.orders,PROD)"
+FIELD = f"urn:li:schemaField:({DS},customer_id)"
+PII = "urn:li:tag:PII"
+TABLE = "openmetadata:table:shop.db.orders"
+COLUMN = "openmetadata:column:shop.db.orders.email"
+INTERVAL = ("entity_urn", "valid_from", "valid_to", "is_current", "added_by", "removed_by", "end_reason")
+
+
+def dh(event_id, time, category, operation, entity=DS, actor="urn:li:corpuser:ann", **params):
+    parent = DS if entity.startswith("urn:li:schemaField") else None
+    return dict(
+        event_id=event_id,
+        event_time=time,
+        entity_urn=entity,
+        parent_urn=parent,
+        category=category,
+        operation=operation,
+        actor=actor,
+        **params,
+    )
+
+
+def label(fqn, origin="Classification"):
+    return dict(tagFQN=fqn, source=origin, labelType="Manual", state="Confirmed")
+
+
+def om_tags(event_id, time, kind, old=(), new=(), column=None, actor="ann"):
+    field = f"columns.{column}.tags" if column else "tags"
+    return dict(
+        event_id=event_id,
+        event_time=time,
+        change_event_id=f"ce-{event_id}",
+        entity_key=TABLE,
+        entity_type="table",
+        entity_fqn="shop.db.orders",
+        actor=actor,
+        change_kind=kind,
+        field_name=field,
+        field_base="tags",
+        column_name=column,
+        old_tags=[label(*t) if isinstance(t, tuple) else label(t) for t in old] or None,
+        new_tags=[label(*t) if isinstance(t, tuple) else label(t) for t in new] or None,
+    )
+
+
+@pytest.fixture
+def sources(spark):
+    def make(datahub=(), fields=(), events=()):
+        return {
+            DH: source(spark, DH, *datahub),
+            OM_FIELDS: source(spark, OM_FIELDS, *fields),
+            OM_EVENTS: source(spark, OM_EVENTS, *events),
+        }
+
+    return make
+
+
+def test_tag_timeline_columns_and_modifier_fallback(sources):
+    built = build_all(tag_timeline.JOB, sources(datahub=[dh("e1", "10:00", "TAG", "ADD", modifier=PII)]))
+    assert built.columns == interval_columns(["tag_urn"])
+    assert rows(built, "source", "tag_urn", "is_current") == [("datahub", PII, True)]
+
+
+def test_hard_delete_closes_dataset_and_field_tags(sources):
+    built = build_all(
+        tag_timeline.JOB,
+        sources(
+            datahub=[
+                dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),
+                dh("e2", "10:05", "TAG", "ADD", entity=FIELD, tagUrn=PII),
+                dh("e3", "10:10", "DOCUMENTATION", "ADD", description="ignored"),
+                dh("d1", "11:00", "LIFECYCLE", "HARD_DELETE", actor="urn:li:corpuser:admin"),
+            ]
+        ),
+    )
+    closed = (False, "urn:li:corpuser:ann", "urn:li:corpuser:admin", "ENTITY_DELETED")
+    assert rows(built, *INTERVAL) == [(DS, "10:00", "11:00", *closed), (FIELD, "10:05", "11:00", *closed)]
+    assert rows(built, "root_urn") == [(DS,), (DS,)]
+
+
+def test_owner_and_ownership_are_one_category_keyed_by_type(sources):
+    ann = "urn:li:corpuser:ann"
+    built = build_all(
+        ownership_timeline.JOB,
+        sources(
+            datahub=[
+                dh("o1", "10:00", "OWNER", "ADD", ownerUrn=ann, ownerType="TECHNICAL_OWNER"),
+                dh("o2", "10:00", "OWNERSHIP", "ADD", ownerUrn=ann, ownerType="BUSINESS_OWNER"),
+                dh("o3", "11:00", "OWNERSHIP", "REMOVE", ownerUrn=ann, ownerType="TECHNICAL_OWNER"),
+                dh("o4", "11:30", "OWNER", "MODIFY", ownerUrn=ann, ownerType="BUSINESS_OWNER"),
+            ]
+        ),
+    )
+    assert rows(built, "owner_urn", "owner_type", "valid_from", "valid_to", "end_reason") == [
+        (ann, "BUSINESS_OWNER", "10:00", None, None),
+        (ann, "TECHNICAL_OWNER", "10:00", "11:00", "REMOVED"),
+    ]
+
+
+def test_glossary_terms_and_domains(sources):
+    term, domain = "urn:li:glossaryTerm:Email", "urn:li:domain:sales"
+    batch = sources(
+        datahub=[
+            dh("t1", "10:00", "GLOSSARY_TERM", "ADD", entity=FIELD, termUrn=term),
+            dh("t2", "10:30", "GLOSSARY_TERM", "REMOVE", entity=FIELD, termUrn=term),
+            dh("m1", "10:00", "DOMAIN", "ADD", domainUrn=domain),
+        ]
+    )
+    terms = build_all(glossary_term_timeline.JOB, batch)
+    assert rows(terms, "entity_urn", "parent_urn", "term_urn", "valid_to") == [(FIELD, DS, term, "10:30")]
+    domains = build_all(domain_timeline.JOB, {DH: batch[DH]})
+    assert rows(domains, "entity_urn", "domain_urn", "is_current") == [(DS, domain, True)]
+
+
+def test_openmetadata_tag_add_remove_and_column_tags(sources):
+    batch = sources(
+        fields=[
+            om_tags("f1", "10:00", "added", new=["PII.Sensitive", ("Sales.Revenue", "Glossary")]),
+            om_tags("f2", "11:00", "updated", old=["PII.Sensitive"], new=["Tier.Tier1"]),
+            om_tags("f3", "10:30", "added", new=["PII.Email"], column="email"),
+            om_tags("f4", "12:00", "deleted", old=["Tier.Tier1"], actor="bob"),
+        ],
+        events=[
+            dict(event_id="x1", event_time="13:00", event_type="entityDeleted", entity_key=TABLE, actor="ops")
+        ],
+    )
+    tags = build_all(tag_timeline.JOB, batch)
+    assert rows(
+        tags, "source", "entity_urn", "parent_urn", "tag_urn", "valid_from", "valid_to", "end_reason"
+    ) == [
+        ("openmetadata", COLUMN, TABLE, "PII.Email", "10:30", "13:00", "ENTITY_DELETED"),
+        ("openmetadata", TABLE, None, "PII.Sensitive", "10:00", "11:00", "REMOVED"),
+        ("openmetadata", TABLE, None, "Tier.Tier1", "11:00", "12:00", "REMOVED"),
+    ]
+    terms = build_all(glossary_term_timeline.JOB, batch)
+    assert rows(terms, "term_urn", "valid_from", "end_reason") == [
+        ("Sales.Revenue", "10:00", "ENTITY_DELETED")
+    ]
+
+
+def test_openmetadata_owners_by_name_and_type(sources):
+    def ref(name, kind):
+        return dict(id=f"id-{name}", type=kind, name=name)
+
+    owners = [
+        dict(event_id="w1", event_time="10:00", entity_key=TABLE, actor="ann", change_kind="added",
+             field_name="owners", field_base="owners", new_owners=[ref("ann", "user")]),
+        dict(event_id="w2", event_time="11:00", entity_key=TABLE, actor="bob", change_kind="updated",
+             field_name="owners", field_base="owners", old_owners=[ref("ann", "user")],
+             new_owners=[ref("data-team", "team")]),
+    ]  # fmt: skip
+    built = build_all(ownership_timeline.JOB, sources(fields=owners))
+    assert rows(built, "owner_urn", "owner_type", "valid_from", "valid_to", "removed_by") == [
+        ("ann", "user", "10:00", "11:00", "bob"),
+        ("data-team", "team", "11:00", None, None),
+    ]
+
+
+def test_incremental_late_and_delete_equal_full_rebuild(sources):
+    other = "urn:li:dataset:(urn:li:dataPlatform:hive,shop.items,PROD)"
+    first = sources(
+        datahub=[
+            dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),
+            dh("e3", "12:00", "TAG", "REMOVE", tagUrn=PII),
+            dh("e4", "13:00", "TAG", "ADD", tagUrn=PII),
+            dh("e5", "10:00", "TAG", "ADD", entity=FIELD, tagUrn=PII),
+            dh("i1", "10:00", "TAG", "ADD", entity=other, tagUrn=PII),
+        ],
+        fields=[om_tags("f1", "10:00", "added", new=["PII.Sensitive"])],
+    )
+    second = sources(
+        datahub=[
+            dh("e2", "11:00", "TAG", "REMOVE", tagUrn=PII, actor="urn:li:corpuser:late"),  # late, between
+            dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),  # re-delivered duplicate
+            dh("d1", "14:00", "LIFECYCLE", "HARD_DELETE"),
+        ],
+        fields=[om_tags("f2", "09:00", "deleted", old=["PII.Sensitive"])],  # REMOVE before the ADD: no-op
+    )
+    assert_incremental_equals_full(tag_timeline.JOB, first, second)
+    full = build_all(tag_timeline.JOB, {name: first[name].unionByName(second[name]) for name in first})
+    assert rows(full.filter(f"entity_urn = '{DS}'"), "valid_from", "valid_to", "end_reason") == [
+        ("10:00", "11:00", "REMOVED"),
+        ("13:00", "14:00", "ENTITY_DELETED"),
+    ]
+
+
+def test_current_view_and_as_of_sql(spark, sources):
+    built = build_all(
+        tag_timeline.JOB,
+        sources(
+            datahub=[
+                dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),
+                dh("e2", "11:00", "TAG", "REMOVE", tagUrn=PII),
+                dh("e3", "10:30", "TAG", "ADD", entity=FIELD, tagUrn="urn:li:tag:Email"),
+            ]
+        ),
+    )
+    built.createOrReplaceTempView("tag_timeline_test")
+
+    def query(sql: str) -> list[tuple]:
+        return rows(spark.sql(sql.replace("gold.tag_timeline", "tag_timeline_test")), "entity_urn", "tag_urn")
+
+    assert query(current_views.VIEWS["gold.current_tags"]) == [(FIELD, "urn:li:tag:Email")]
+    assert query(current_views.as_of_sql("gold.tag_timeline", DS, f"{DAY} 10:59:59")) == [(DS, PII)]
+    assert query(current_views.as_of_sql("gold.tag_timeline", DS, f"{DAY} 11:00:00")) == []
+    with_fields = current_views.as_of_sql("gold.tag_timeline", DS, at("10:45"), include_fields=True)
+    assert query(with_fields) == [(DS, PII), (FIELD, "urn:li:tag:Email")]

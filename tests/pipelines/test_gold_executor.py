@@ -1,0 +1,122 @@
+"""The gold executor on real Delta tables: batches applied incrementally equal one full build."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pyspark.sql import functions as F
+
+from gold import proposals, tag_timeline
+from pipelines.context import RunContext
+from pipelines.executors import gold as gold_executor
+from pipelines.jobs import ERRORS_COLUMN
+from pipelines.store import open_store
+from silver import datahub_action_requests, datahub_entity_changes
+from tests.helpers import bronze_frame
+
+RESOURCE = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
+T0 = 1_700_000_000_000
+
+
+def _ece(
+    category, operation, params, time, entity=RESOURCE, entity_type="dataset", actor="urn:li:corpuser:a"
+):
+    return {
+        "entityUrn": entity,
+        "entityType": entity_type,
+        "category": category,
+        "operation": operation,
+        "parameters": params,
+        "auditStamp": {"actor": actor, "time": time},
+    }
+
+
+PROPOSE_TAG = _ece(
+    "LIFECYCLE",
+    "CREATE",
+    {
+        "actionRequestType": "TAG_ASSOCIATION",
+        "resourceUrn": RESOURCE,
+        "resourceType": "dataset",
+        "tagUrn": "urn:li:tag:pii",
+    },
+    T0,
+    entity="urn:li:actionRequest:p1",
+    entity_type="actionRequest",
+)
+ACCEPT_WITHOUT_RESOURCE = _ece(
+    "LIFECYCLE",
+    "COMPLETED",
+    {"actionRequestStatus": "COMPLETED", "actionRequestResult": "ACCEPTED"},
+    T0 + 2000,
+    entity="urn:li:actionRequest:p1",
+    entity_type="actionRequest",
+    actor="urn:li:corpuser:reviewer",
+)
+TAG_ADD = _ece("TAG", "ADD", {"tagUrn": "urn:li:tag:pii"}, T0 + 3000)
+TAG_REMOVE = _ece("TAG", "REMOVE", {"tagUrn": "urn:li:tag:pii"}, T0 + 5000)
+LATE_TAG_ADD = _ece("TAG", "ADD", {"tagUrn": "urn:li:tag:pii"}, T0 + 1000)  # arrives last, happened first
+BATCHES = [[PROPOSE_TAG], [ACCEPT_WITHOUT_RESOURCE], [TAG_ADD, TAG_REMOVE], [LATE_TAG_ADD]]
+
+
+def _context(spark, warehouse, config):
+    store = open_store(spark, warehouse, "delta-rs")
+    return RunContext(spark, store, config, "run-test", dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+
+
+def _land(ctx, records, batch):
+    bronze = bronze_frame(ctx.spark, records, source_file=f"/landing/batch{batch}.jsonl")
+    for module in (datahub_entity_changes, datahub_action_requests):
+        typed = module.transform(bronze).drop(ERRORS_COLUMN)
+        ctx.store.append(typed, module.JOB.table)
+
+
+def _rows(ctx, table, *columns):
+    return sorted(tuple(r) for r in ctx.store.read(table).select(*columns).collect())
+
+
+@pytest.fixture(scope="module")
+def built(spark, config, tmp_path_factory):
+    """Warehouse A: gold after every batch (incremental). Warehouse B: one full build at the end."""
+    stepwise = _context(spark, tmp_path_factory.mktemp("stepwise"), config)
+    once = _context(spark, tmp_path_factory.mktemp("once"), config)
+    modes = []
+    for batch, records in enumerate(BATCHES):
+        _land(stepwise, records, batch)
+        _land(once, records, batch)
+        for job in (proposals.JOB, tag_timeline.JOB):
+            modes.append(gold_executor.run(job, stepwise).message)
+    for job in (proposals.JOB, tag_timeline.JOB):
+        gold_executor.run(job, once)
+    return stepwise, once, modes
+
+
+def test_later_runs_are_incremental(built):
+    _stepwise, _once, modes = built
+    assert modes[:2] == ["full build", "full build"] and set(modes[2:]) == {"incremental"}
+
+
+def test_status_event_without_resource_decides_incrementally(built):
+    stepwise, once, _modes = built
+    columns = ("proposal_urn", "status", "status_rule", "resolved_by")
+    expected = [("urn:li:actionRequest:p1", "ACCEPTED", "STATUS_EVENT", "urn:li:corpuser:reviewer")]
+    assert _rows(stepwise, "gold.proposals", *columns) == expected
+    assert _rows(once, "gold.proposals", *columns) == expected
+
+
+def test_late_add_rewrites_the_interval_like_a_full_build(built):
+    stepwise, once, _modes = built
+    columns = ("entity_urn", "tag_urn", "valid_from", "valid_to", "is_current", "end_reason")
+    intervals = _rows(stepwise, "gold.tag_timeline", *columns)
+    assert intervals == _rows(once, "gold.tag_timeline", *columns)
+    assert len(intervals) == 1 and intervals[0][5] == "REMOVED"
+    start = stepwise.store.read("gold.tag_timeline").select(F.unix_millis("valid_from")).first()[0]
+    assert start == T0 + 1000  # the late ADD opened it; the later ADD opened nothing
+
+
+def test_nothing_new_means_no_commit(built):
+    stepwise, _once, _modes = built
+    version = stepwise.store.version("gold.tag_timeline")
+    assert gold_executor.run(tag_timeline.JOB, stepwise).status == "SKIPPED"
+    assert stepwise.store.version("gold.tag_timeline") == version
