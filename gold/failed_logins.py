@@ -36,7 +36,7 @@ COLUMNS = (
 )
 SCHEMA = (
     "failed_login_id string, event_date date, actor string, source_ip_hash string, failed_logins long, "
-    "first_failed_at timestamp, last_failed_at timestamp, activity_group string"
+    "first_failed_at timestamp, last_failed_at timestamp, source_ip string, activity_group string"
 )
 
 
@@ -61,18 +61,22 @@ def relevant(source_table: str, rows: DataFrame) -> DataFrame:
     return failed.withColumn(GROUP, activity_group(F.col("event_date"), F.col("actor")))
 
 
-def build_failed_logins(audit_events: DataFrame, salt: str) -> DataFrame:
-    """Counts (`COLUMNS`) of failed logins per (event_date, actor, salted IP hash)."""
+def build_failed_logins(audit_events: DataFrame, salt: str, expose_ip: bool = False) -> DataFrame:
+    """Counts (`COLUMNS`) of failed logins per (event_date, actor, salted IP hash).
+
+    `source_ip` stays null unless `expose_ip` (config `privacy.hash_ip_in_gold: false`).
+    """
     failed = audit_events.filter(F.col("event_type") == FAILED_LOGIN).select(
         "event_date",
         "actor",
         ip_hash(F.col("source_ip"), salt).alias("source_ip_hash"),
+        (F.col("source_ip") if expose_ip else F.lit(None).cast("string")).alias("source_ip"),
         "event_time",
         "event_id",
     )
     counted = (
         failed.dropDuplicates(["event_id"])
-        .groupBy("event_date", "actor", "source_ip_hash")
+        .groupBy("event_date", "actor", "source_ip_hash", "source_ip")
         .agg(
             F.count("*").alias("failed_logins"),
             F.min("event_time").alias("first_failed_at"),
@@ -84,17 +88,18 @@ def build_failed_logins(audit_events: DataFrame, salt: str) -> DataFrame:
             "failed_login_id"
         ),
         *COLUMNS[1:-1],
+        "source_ip",
         activity_group(F.col("event_date"), F.col("actor")).alias(GROUP_COLUMN),
     )
 
 
-def job_for(salt_env: str | None = None) -> GoldJob:
+def job_for(salt_env: str | None = None, expose_ip: bool = False) -> GoldJob:
     """The job reading its salt from `salt_env` (None: the variable the default config names)."""
 
     def build(sources: dict[str, DataFrame]) -> DataFrame:
         if sources.get(AUDIT_EVENTS) is None:
             return empty_frame(SCHEMA)
-        return build_failed_logins(sources[AUDIT_EVENTS], salt_from_environment(salt_env))
+        return build_failed_logins(sources[AUDIT_EVENTS], salt_from_environment(salt_env), expose_ip)
 
     return GoldJob(
         table="gold.failed_logins",
@@ -107,3 +112,9 @@ def job_for(salt_env: str | None = None) -> GoldJob:
 
 
 JOB = job_for()
+
+
+def configured_job(config) -> GoldJob:
+    """The job as the run's configuration asks (`privacy.ip_salt_env`, `privacy.hash_ip_in_gold`)."""
+    privacy = config.section("privacy")
+    return job_for(privacy["ip_salt_env"], expose_ip=not privacy["hash_ip_in_gold"])

@@ -27,9 +27,12 @@ class Task:
     def layer(self) -> str:
         return self.module.split(".")[0]
 
-    def job(self):
-        """The `JOB` spec the task's module declares."""
-        return importlib.import_module(self.module).JOB
+    def job(self, config=None):
+        """The task's job spec: `configured_job(config)` when the module offers it, else its `JOB`."""
+        module = importlib.import_module(self.module)
+        if config is not None and hasattr(module, "configured_job"):
+            return module.configured_job(config)
+        return module.JOB
 
 
 @dataclass(frozen=True)

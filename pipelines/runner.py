@@ -69,7 +69,7 @@ def run_pipeline(
     with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
         ctx.log("run", run_id=run_id, warehouse=str(config.warehouse), engine=store.engine.name)
         for task in graph.ordered(set(layers)):
-            job = task.job()
+            job = task.job(config)
             result = _run_task(ctx, task.key, job)
             summary.results[task.key] = result
             if result.status == "FAILED":

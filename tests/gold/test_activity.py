@@ -96,3 +96,19 @@ def test_failed_logins_job_reads_the_salt_from_the_environment(spark, monkeypatc
     )
     built = build_all(failed_logins.job_for("TEST_GOLD_SALT"), {AUDIT: audit})
     assert rows(built, "source_ip_hash") == [(hashlib.sha256(b"s310.0.0.1").hexdigest(),)]
+
+
+def test_raw_ip_only_when_configured_otherwise(spark, config):
+    audit = source(
+        spark,
+        AUDIT,
+        dict(
+            event_id="f1", event_time="09:00", event_type="FailedLogInEvent", actor=ANN, source_ip="10.0.0.9"
+        ),
+    )
+    hidden = build_all(failed_logins.configured_job(config), {AUDIT: audit})
+    assert rows(hidden, "source_ip") == [(None,)]
+    opened = config.with_overrides()
+    opened.raw["privacy"]["hash_ip_in_gold"] = False
+    shown = build_all(failed_logins.configured_job(opened), {AUDIT: audit})
+    assert rows(shown, "source_ip") == [("10.0.0.9",)]
