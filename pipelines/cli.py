@@ -1,34 +1,59 @@
-"""`lakehouse`: run the pipeline, query it, generate data, report on quality, maintain tables."""
+"""`lakehouse`: run the pipeline, query it, generate data, report on quality, maintain tables.
+
+`lakehouse-task --task KEY` (`task_main`) runs one task of the job graph: it is the
+entry point of every task of the exported Databricks job.
+"""
 
 from __future__ import annotations
 
 import argparse
+import copy
+import os
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
-from pipelines.config import ConfigError, load_config
+from pipelines.config import PROJECT_ROOT, Config, ConfigError, load_config
 
 
-def _config(args: argparse.Namespace):
+def _config(args: argparse.Namespace) -> Config:
     config = load_config(args.conf)
     return config.with_overrides(
         landing=getattr(args, "landing", None), warehouse=getattr(args, "warehouse", None)
     )
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _run_and_summarize(config: Config, layers: tuple[str, ...], log_format: str, graph=None) -> None:
+    """One pipeline run, then its one-line summary."""
     from pipelines.runner import run_pipeline
 
-    config = _config(args)
-    layers = tuple(layer.strip() for layer in args.layers.split(",") if layer.strip())
-    summary = run_pipeline(config, layers, log_format=args.log_format)
-    quarantined = summary.total("rows_quarantined")
+    summary = run_pipeline(config, layers, graph=graph, log_format=log_format)
     print(
         f"done       run_id={summary.run_id}  bronze_rows={summary.total('rows_out', 'bronze')}  "
-        f"silver_rows={summary.total('rows_out', 'silver')}  quarantined={quarantined}  "
+        f"silver_rows={summary.total('rows_out', 'silver')}  "
+        f"quarantined={summary.total('rows_quarantined')}  "
         f"duplicates={summary.total('rows_duplicate', 'silver')}  seconds={summary.seconds:.1f}  "
-        f"warehouse={config.warehouse}"
+        f"warehouse={config.warehouse}",
+        flush=True,
     )
-    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = _config(args)
+    layers = tuple(layer.strip() for layer in args.layers.split(",") if layer.strip())
+    if args.every is None:
+        _run_and_summarize(config, layers, args.log_format)
+        return 0
+    from pipelines.lock import WarehouseLocked
+    from pipelines.schedule import run_every
+
+    return run_every(
+        args.every,
+        lambda: _run_and_summarize(config, layers, args.log_format),
+        max_runs=args.max_runs,
+        report=lambda line: print(f"lakehouse: {line}", file=sys.stderr, flush=True),
+        is_locked=lambda exc: isinstance(exc, WarehouseLocked),
+    )
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -49,8 +74,87 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sql(args: argparse.Namespace) -> int:
+    from pipelines import sql
+
+    config = _config(args)
+    text = Path(args.file).read_text(encoding="utf-8") if args.file else args.query
+    if text is not None:  # refuse before paying for a Spark session
+        statements = sql.split_statements(text)
+        if not statements:
+            print("lakehouse sql: no statement given", file=sys.stderr)
+            return 2
+        try:
+            for number, tokens in enumerate(statements, start=1):
+                sql.check_read_only(tokens, number)
+        except sql.ReadOnlyViolation as exc:
+            print(f"lakehouse sql: refused: {exc}", file=sys.stderr)
+            return 2
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    from pipelines.spark import get_spark
+
+    spark = get_spark(config)
+    sql.quiet_spark_errors()
+    with sql.SqlSession(spark, config.warehouse, config.engine, args.as_of_version) as session:
+        if text is None:
+            return sql.interactive(session, args.format, sys.stdin, sys.stdout, sys.stderr)
+        return sql.run_script(session, text, args.format, sys.stdout, sys.stderr)
+
+
+def cmd_dq_report(args: argparse.Namespace) -> int:
+    from pipelines.report import write_report
+    from pipelines.spark import get_spark
+    from pipelines.store import open_store
+
+    config = _config(args)
+    store = open_store(get_spark(config), config.warehouse, config.engine)
+    bronze_tables = {name: source["bronze_table"] for name, source in config.sources.items()}
+    print(write_report(store, Path(args.out) if args.out else None, bronze_tables, args.runs))
+    return 0
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from pipelines import bundle
+
+    config = load_config(args.conf)
+    root = Path(args.out) if args.out else PROJECT_ROOT
+    if args.check:
+        problems = bundle.check(root, config=config)
+        for problem in problems:
+            print(f"lakehouse bundle: {problem}", file=sys.stderr)
+        if not problems:
+            print(f"bundle under {root} is current and valid")
+        return 1 if problems else 0
+    for path in bundle.export(root, config=config):
+        print(path)
+    return 0
+
+
+def _interval(text: str) -> int:
+    from pipelines.schedule import parse_interval
+
+    try:
+        return parse_interval(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text} must be at least {minimum}")
+        return value
+
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__)
+    parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser, landing: bool = False) -> None:
@@ -65,7 +169,33 @@ def build_parser() -> argparse.ArgumentParser:
         "--layers", default="bronze,silver,gold", help="comma-separated subset of bronze,silver,gold"
     )
     run.add_argument("--log-format", choices=("text", "json"), default="text")
+    run.add_argument(
+        "--every", type=_interval, metavar="INTERVAL", help="run again on every tick, e.g. 30s, 15m, 1h"
+    )
+    run.add_argument("--max-runs", type=_count(1), metavar="N", help="with --every: stop after N runs")
     run.set_defaults(func=cmd_run)
+
+    sql = sub.add_parser("sql", help="read-only Spark SQL over bronze.*, silver.*, gold.*, ops.*")
+    common(sql)
+    sql.add_argument("query", nargs="?", help="statements separated by ';' (none: interactive prompt)")
+    sql.add_argument("-f", "--file", help="read the statements from FILE")
+    sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    sql.add_argument("--as-of-version", type=_count(0), metavar="N", help="read every table at version N")
+    sql.set_defaults(func=cmd_sql)
+
+    report = sub.add_parser("dq-report", help="write the data-quality report (HTML) and print its path")
+    common(report)
+    report.add_argument("--out", help="HTML file (default <warehouse>/reports/dq_report.html)")
+    report.add_argument("--runs", type=_count(1), default=10, help="runs shown per table (default 10)")
+    report.set_defaults(func=cmd_dq_report)
+
+    bundle = sub.add_parser("bundle", help="export conf/jobs.yaml as a Databricks Asset Bundle")
+    bundle.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
+    bundle.add_argument("--out", help="bundle root (default: the project folder)")
+    bundle.add_argument(
+        "--check", action="store_true", help="validate the files under --out instead of writing them"
+    )
+    bundle.set_defaults(func=cmd_bundle)
 
     gen = sub.add_parser("generate", help="synthetic landing data for all four sources")
     gen.add_argument("--out", required=True)
@@ -81,22 +211,62 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Known failures as one line on stderr and a non-zero exit; anything else is a bug and raises."""
     try:
-        return args.func(args)
+        return func(args)
     except ConfigError as exc:
         print(f"lakehouse: config error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("lakehouse: interrupted", file=sys.stderr)
+        return 130
     except Exception as exc:
-        from pipelines.runner import RunFailed
-
         from pipelines.lock import WarehouseLocked
+        from pipelines.runner import RunFailed
 
         if isinstance(exc, (RunFailed, FileNotFoundError, WarehouseLocked)):
             print(f"lakehouse: {exc}", file=sys.stderr)
             return 1
         raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "max_runs", None) is not None and args.every is None:
+        parser.error("--max-runs needs --every")
+    return _guarded(args.func, args)
+
+
+# -- lakehouse-task -------------------------------------------------------------
+
+
+def cmd_task(args: argparse.Namespace) -> int:
+    from pipelines.graph import JobGraph, Task, load_graph
+
+    config = _config(args)
+    if os.environ.get("DATABRICKS_RUNTIME_VERSION"):
+        config = Config({**copy.deepcopy(config.raw), "profile": "databricks"})
+    graph = load_graph()
+    task = next((t for t in graph.tasks if t.key == args.task), None)
+    if task is None:
+        raise ConfigError(f"unknown task '{args.task}'; the graph has {[t.key for t in graph.tasks]}")
+    # Dependencies are the orchestrator's job here: the task runs alone.
+    single = JobGraph(graph.name, (Task(task.key, task.module),), graph.schedule, graph.retries)
+    _run_and_summarize(config, (task.layer,), args.log_format, graph=single)
+    return 0
+
+
+def task_main(argv: list[str] | None = None) -> int:
+    """`lakehouse-task --task KEY [--conf FILE]`: run one task of conf/jobs.yaml."""
+    parser = argparse.ArgumentParser(prog="lakehouse-task", description=task_main.__doc__)
+    parser.add_argument("--task", required=True, help="task key in conf/jobs.yaml")
+    parser.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
+    parser.add_argument("--warehouse", help="warehouse folder (default from conf)")
+    parser.add_argument("--landing", help="landing folder (default from conf)")
+    parser.add_argument("--log-format", choices=("text", "json"), default="text")
+    return _guarded(cmd_task, parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ class RunContext:
     run_id: str
     started_at: dt.datetime
     log_format: str = "text"
-    out: object = field(default=sys.stdout)
+    out: object = field(default_factory=lambda: sys.stdout)
 
     def log(self, event: str, **fields) -> None:
         """One progress line: human-readable, or a JSON object per line with --log-format json."""
