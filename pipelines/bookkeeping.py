@@ -83,7 +83,7 @@ def record_run(
         reconciles,
         result.message[:2000],
     )
-    ctx.store.append(ctx.spark.createDataFrame([row], RUNS_SCHEMA), RUNS)
+    ctx.store.append_rows([row], RUNS_SCHEMA, RUNS)
 
 
 def record_dq(ctx: RunContext, table: str, outcomes: list[Outcome]) -> None:
@@ -108,7 +108,7 @@ def record_dq(ctx: RunContext, table: str, outcomes: list[Outcome]) -> None:
         )
         for o in outcomes
     ]
-    ctx.store.append(ctx.spark.createDataFrame(rows, DQ_SCHEMA), DQ_RESULTS)
+    ctx.store.append_rows(rows, DQ_SCHEMA, DQ_RESULTS)
     folder = Path(ctx.store.warehouse) / "ops" / "_gx_validations" / table
     folder.mkdir(parents=True, exist_ok=True)
     result = to_gx_result(table, outcomes, ctx.run_id)

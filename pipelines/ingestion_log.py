@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
@@ -114,7 +114,7 @@ def entry(
 
 def append(spark: SparkSession, store: TableStore, rows: list[tuple]) -> None:
     if rows:
-        store.append(spark.createDataFrame(rows, SCHEMA), TABLE)
+        store.append_rows(rows, SCHEMA, TABLE)
 
 
 def recover(spark: SparkSession, store: TableStore, source: str, bronze_table: str) -> int:
@@ -154,7 +154,3 @@ def recover(spark: SparkSession, store: TableStore, source: str, bronze_table: s
         return 0
     append(spark, store, rows)
     return len(rows)
-
-
-def as_frame(spark: SparkSession, rows: list[tuple]) -> DataFrame:
-    return spark.createDataFrame(rows, SCHEMA)

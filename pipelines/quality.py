@@ -230,12 +230,16 @@ class Outcome:
         return self.unexpected_count <= allowed
 
 
-def measure(flagged: DataFrame, suite: Suite | None) -> tuple[int, list[Outcome]]:
-    """Row count and, per row-level rule, unexpected count and two example values: one Spark job."""
-    if suite is None:
-        return flagged.count(), []
-    exps = [e for e in suite.expectations if e.row_level]
+def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = None):
+    """Row count, per row-level rule its unexpected count and two example values, and (when
+    `count_flag` names a boolean column) how many rows have it set: all in one Spark job.
+
+    Returns (rows, outcomes) or, with `count_flag`, (rows, outcomes, flagged rows).
+    """
+    exps = [e for e in suite.expectations if e.row_level] if suite is not None else []
     aggs = [F.count(F.lit(1)).alias("_n")]
+    if count_flag:
+        aggs.append(F.sum(F.col(count_flag).cast("long")).alias("_flag"))
     for i, exp in enumerate(exps):
         failing = ~_rule(exp)
         value = _column(exp.column).cast("string") if exp.column else F.lit(None)
@@ -250,6 +254,8 @@ def measure(flagged: DataFrame, suite: Suite | None) -> tuple[int, list[Outcome]
     for i, exp in enumerate(exps):
         examples = tuple(dict.fromkeys(v[:200] for v in (row[f"_lo{i}"], row[f"_hi{i}"]) if v is not None))
         outcomes.append(Outcome(exp, total, int(row[f"_u{i}"] or 0), examples))
+    if count_flag:
+        return total, outcomes, int(row["_flag"] or 0)
     return total, outcomes
 
 

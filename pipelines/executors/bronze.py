@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from bronze.records import extract_records, spark_path_key
+from pipelines import faults
 from pipelines import ingestion_log as log
 from pipelines.context import JobResult, RunContext
 from pipelines.jobs import BronzeJob
@@ -118,6 +119,7 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
         ctx.store.append(records, job.table, metadata={"run_id": ctx.run_id, "files": len(scans)})
     finally:
         records.unpersist()
+    faults.checkpoint("bronze_after_commit", job.table)
     version = ctx.store.version(job.table)
     rows = [
         log.entry(

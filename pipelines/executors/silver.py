@@ -12,6 +12,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from pipelines import faults
 from pipelines.bookkeeping import record_dq
 from pipelines.context import JobResult, RunContext
 from pipelines.jobs import ERRORS_COLUMN, SilverJob
@@ -80,8 +81,8 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     bad = (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0)
     flagged = flagged.withColumn("_bad", bad).persist()
     try:
-        rows_in, outcomes = measure(flagged, suite)
-        source_rows = new_rows.count()
+        rows_in, outcomes, quarantined = measure(flagged, suite, count_flag="_bad")
+        source_rows = store.count_added_since(job.source, watermark)
         fatal = breaches(outcomes)
         if fatal and quality["fail_on_breach"]:
             record_dq(ctx, job.table, outcomes)
@@ -91,9 +92,9 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
                 f"{first.unexpected_count} of {first.element_count} rows (e.g. {', '.join(first.examples) or '-'})"
             )
         rejected = flagged.where(F.col("_bad"))
-        quarantined = rejected.count()
         if quarantined:
             store.merge(quarantine_rows(rejected, job.table, ctx), QUARANTINE, keys=["quarantine_id"])
+        faults.checkpoint("silver_after_quarantine", job.table)
 
         accepted = _first_per_key(flagged.where(~F.col("_bad")), job.dedup_key)
         if store.exists(job.table):

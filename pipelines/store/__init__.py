@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
 
@@ -78,6 +79,14 @@ class TableStore:
         if version is None:
             return self.read(name)
         return self.engine.read_added_since(self.path(name), version)
+
+    def count_added_since(self, name: str, version: int | None) -> int:
+        """How many rows `read_added_since` would return, from file statistics where the engine can."""
+        return self.engine.count_added_since(self.path(name), version)
+
+    def append_rows(self, rows: list[tuple], schema: StructType, name: str) -> None:
+        """Append a few Python rows (bookkeeping) without the cost of a Spark job where possible."""
+        self.engine.append_rows(rows, schema, self.path(name))
 
     def append(
         self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None

@@ -15,7 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.dataset as pads
-from deltalake import CommitProperties, DeltaTable
+from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
 from deltalake.transaction import RemoveAction, create_table_with_add_actions
@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
+from pipelines import faults
 from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
 from pipelines.store.parquet_files import publish_staged_files, staging_dir
 
@@ -65,6 +66,40 @@ class DeltaRsEngine(Engine):
         df = self.spark.read.schema(schema).option("basePath", path).parquet(*files)
         return df.select(*[F.col(f"`{name}`") for name in schema.names])
 
+    def _added_files(self, table: DeltaTable, path: str, version: int) -> list[str]:
+        before = set(DeltaTable(path, version=version).file_uris()) if version >= 0 else set()
+        return [f for f in table.file_uris() if f not in before]
+
+    def count_added_since(self, path: str, version: int | None) -> int:
+        """From the add actions' numRecords: no Spark job, no data read."""
+        table = self._table(path)
+        if table is None:
+            raise FileNotFoundError(f"no Delta table at {path}")
+        actions = pa.table(table.get_add_actions(flatten=True)).select(["path", "num_records"]).to_pylist()
+        wanted = (
+            None
+            if version is None
+            else {f.rsplit("/", 1)[-1] for f in self._added_files(table, path, version)}
+        )
+        counts = [
+            a["num_records"] for a in actions if wanted is None or a["path"].rsplit("/", 1)[-1] in wanted
+        ]
+        if any(c is None for c in counts):  # files committed without statistics
+            return super().count_added_since(path, version)
+        return int(sum(counts))
+
+    def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
+        """Bookkeeping rows straight to delta-rs: no Spark job for a handful of rows."""
+        if not rows:
+            return
+        arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        columns = list(zip(*rows, strict=True))
+        batch = pa.table(
+            [pa.array(list(col), type=f.type) for col, f in zip(columns, arrow_schema, strict=True)],
+            schema=arrow_schema,
+        )
+        write_deltalake(path, batch, mode="append", schema_mode="merge", commit_properties=self._props(None))
+
     def read(self, path: str, version: int | None = None) -> DataFrame:
         table = self._table(path, version)
         if table is None:
@@ -75,9 +110,7 @@ class DeltaRsEngine(Engine):
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
-        before = set(DeltaTable(path, version=version).file_uris()) if version >= 0 else set()
-        added = [f for f in table.file_uris() if f not in before]
-        return self._read_files(table, added, path)
+        return self._read_files(table, self._added_files(table, path, version), path)
 
     # -- writing -----------------------------------------------------------
     def _arrow_schema(self, df: DataFrame) -> pa.Schema:
@@ -110,6 +143,7 @@ class DeltaRsEngine(Engine):
         return CommitProperties(custom_metadata=custom, max_commit_retries=COMMIT_RETRIES)
 
     def _commit(self, path, df, partition_by, actions, mode, partition_filters, metadata) -> None:
+        faults.checkpoint("delta_commit", path)
         table = self._table(path)
         schema = self._arrow_schema(df)
         try:
@@ -211,6 +245,7 @@ class DeltaRsEngine(Engine):
                 merger = merger.when_matched_delete(predicate=f"s.{_quote(delete_flag)}")
             merger = merger.when_matched_update(updates=values, predicate=live)
             merger = merger.when_not_matched_insert(updates=values, predicate=live)
+            faults.checkpoint("merge_commit", path)
             try:
                 merger.execute()
             except CommitFailedError as exc:

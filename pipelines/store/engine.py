@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
 
 METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
 
@@ -37,6 +38,15 @@ class Engine(ABC):
 
     @abstractmethod
     def append(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None: ...
+
+    def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
+        """Append a few Python rows (bookkeeping); engines may skip Spark for this."""
+        self.append(self.spark.createDataFrame(rows, schema), path, [], None)
+
+    def count_added_since(self, path: str, version: int | None) -> int:
+        """Rows in files added after `version` (all rows when None); engines may use file statistics."""
+        df = self.read(path) if version is None else self.read_added_since(path, version)
+        return df.count()
 
     @abstractmethod
     def overwrite(

@@ -125,3 +125,30 @@ def test_killed_write_leaves_no_visible_rows_and_vacuum_cleans_it(store, spark, 
     removed = store.vacuum("bronze.k", retention_hours=0)
     assert removed, "the orphaned Parquet file should be deleted"
     assert _sorted(store.read("bronze.k"), "id") == [(1,)]
+
+
+def test_append_rows_writes_small_rows_readable_by_spark(any_store, spark):
+    from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
+
+    schema = StructType(
+        [
+            StructField("id", LongType(), False),
+            StructField("note", StringType()),
+            StructField("at", TimestampType(), False),
+        ]
+    )
+    when = dt.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
+    any_store.append_rows([(1, None, when)], schema, "ops.o")
+    any_store.append_rows([(2, "x", when)], schema, "ops.o")
+    rows = _sorted(any_store.read("ops.o"), "id", "note")
+    assert rows == [(1, None), (2, "x")]
+    assert any_store.read("ops.o").first()["at"].replace(tzinfo=None) == when.replace(tzinfo=None)
+
+
+def test_count_added_since_matches_the_rows_read(any_store, spark):
+    any_store.append(_rows(spark, [(1, "a", "d1"), (2, "b", "d2")]), "bronze.c", partition_by=["day"])
+    any_store.append(_rows(spark, [(3, "c", "d1")]), "bronze.c")
+    assert any_store.count_added_since("bronze.c", None) == 3
+    assert (
+        any_store.count_added_since("bronze.c", 0) == 1 == any_store.read_added_since("bronze.c", 0).count()
+    )

@@ -1,0 +1,66 @@
+"""Fault injection for crash tests: kill the process at a named point, nothing cleaned up.
+
+Test-only and inert in production: `checkpoint` returns at once unless the
+environment variable `LAKEHOUSE_FAULT` names the checkpoint being reached.
+The crash tests (tests/reliability/test_crash_safety.py) set it on a
+`lakehouse run` subprocess to prove that a run killed at the worst moments
+(files written but not committed, committed but not logged, ...) leaves
+nothing a re-run cannot repair.
+
+    LAKEHOUSE_FAULT=delta_commit                         first delta_commit reached
+    LAKEHOUSE_FAULT=delta_commit@silver.quarantine       ... whose target contains the text
+    LAKEHOUSE_FAULT=bronze_after_commit#2                the second time it is reached
+    LAKEHOUSE_FAULT=merge_commit@gold.#3                 both
+
+A target is a table path or name; the `@` text matches it with `/` read as `.`,
+so `silver.quarantine` matches `<warehouse>/silver/quarantine`. The process
+dies by SIGKILL: no `finally`, no atexit, no flush, like a lost machine.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from dataclasses import dataclass
+
+ENV = "LAKEHOUSE_FAULT"
+
+_reached: dict[str, int] = {}
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A parsed `LAKEHOUSE_FAULT` value."""
+
+    name: str
+    target: str = ""
+    occurrence: int = 1
+
+    def matches(self, name: str, target: str) -> bool:
+        return name == self.name and (
+            not self.target or self.target in target or self.target in target.replace(os.sep, ".")
+        )
+
+
+def parse(text: str) -> Fault:
+    """`name[@target-substring][#N]` -> Fault; raises ValueError on a malformed value."""
+    spec, _, count = text.strip().partition("#")
+    name, _, target = spec.partition("@")
+    if not name or (count and not count.isdigit()) or count == "0":
+        raise ValueError(f"{ENV}={text!r}: expected name[@table-substring][#N] with N >= 1")
+    return Fault(name, target, int(count) if count else 1)
+
+
+def checkpoint(name: str, target: str = "") -> None:
+    """Die here (SIGKILL) when `LAKEHOUSE_FAULT` names this checkpoint; otherwise do nothing."""
+    text = os.environ.get(ENV)
+    if not text:
+        return
+    fault = parse(text)
+    if not fault.matches(name, target):
+        return
+    _reached[text] = _reached.get(text, 0) + 1
+    if _reached[text] == fault.occurrence:
+        print(f"faults: killing pid {os.getpid()} at {name} {target}".rstrip(), file=sys.stderr, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
