@@ -36,7 +36,6 @@ COMPLETED = "COMPLETED"
 RESULTS = ("ACCEPTED", "REJECTED")
 APPLIED, PENDING = "APPLIED", "PENDING"
 STATUS_EVENT, INFERRED_FROM_CHANGE = "STATUS_EVENT", "INFERRED_FROM_CHANGE"
-ANY_VALUE = "*"  # a description proposal is applied by any documentation change
 
 # actionRequestType -> (the change category that applies it, its operations, the ECE value column)
 INFERENCE: dict[str, tuple[str, tuple[str, ...], str | None]] = {
@@ -44,7 +43,7 @@ INFERENCE: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "TERM_ASSOCIATION": ("GLOSSARY_TERM", ("ADD",), dict(GLOSSARY_TERM.keys)["term_urn"]),
     "DOMAIN_ASSOCIATION": ("DOMAIN", ("ADD",), dict(DOMAIN.keys)["domain_urn"]),
     "OWNER_ASSOCIATION": ("OWNERSHIP", ("ADD",), dict(OWNERSHIP.keys)["owner_urn"]),
-    "UPDATE_DESCRIPTION": ("DOCUMENTATION", ("ADD", "MODIFY"), None),
+    "UPDATE_DESCRIPTION": ("DOCUMENTATION", ("ADD", "MODIFY"), "description"),
 }
 _CATEGORY_ALIASES = {kind_category: "OWNERSHIP" for kind_category in OWNERSHIP.categories}
 
@@ -162,6 +161,7 @@ def creations(action_requests: DataFrame) -> DataFrame:
         "glossaryTermUrn",
         "domains",
         "owners",
+        "description",
     )
 
 
@@ -189,7 +189,7 @@ def _expected_values(created: DataFrame) -> DataFrame:
     values = values.when(kind == "TERM_ASSOCIATION", F.array("glossaryTermUrn"))
     values = values.when(kind == "DOMAIN_ASSOCIATION", F.col("domains"))
     values = values.when(kind == "OWNER_ASSOCIATION", F.transform("owners", lambda o: o["ownerUrn"]))
-    values = values.when(kind == "UPDATE_DESCRIPTION", F.array(F.lit(ANY_VALUE)))
+    values = values.when(kind == "UPDATE_DESCRIPTION", F.array("description"))
     category = F.lit(None).cast("string")
     for request_type, (change_category, _, _) in INFERENCE.items():
         category = F.when(kind == request_type, F.lit(change_category)).otherwise(category)
@@ -206,12 +206,16 @@ def _expected_values(created: DataFrame) -> DataFrame:
 def _applying_changes(changes: DataFrame) -> DataFrame:
     """Entity changes that can apply a proposal, as (root, field path, category, value)."""
     category = _normalised_category(F.col("category"))
-    value = F.lit(ANY_VALUE)
+    value = F.lit(None).cast("string")
     for change_category, _, column in INFERENCE.values():
         if column is not None:
-            value = F.when(
-                category == change_category, F.coalesce(F.col(column), F.col("modifier"))
-            ).otherwise(value)
+            # newer servers send a description change as `documentation`
+            given = (
+                F.coalesce(F.col(column), F.col("documentation"))
+                if column == "description"
+                else F.col(column)
+            )
+            value = F.when(category == change_category, F.coalesce(given, F.col("modifier"))).otherwise(value)
     field_path = F.coalesce(F.col("fieldPath"), F.regexp_extract("entity_urn", r",([^,]*)\)$", 1))
     return changes.filter(_changes_filter()).select(
         root_urn().alias("change_root"),

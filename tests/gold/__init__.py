@@ -22,7 +22,7 @@ DATAHUB_CHANGES_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, entity_urn string, entity_type string, "
     "parent_urn string, category string, operation string, modifier string, actor string, impersonator string, "
     "parameters map<string,string>, tagUrn string, termUrn string, domainUrn string, ownerUrn string, "
-    "ownerType string, fieldPath string"
+    "ownerType string, fieldPath string, description string, documentation string"
 )
 ACTION_REQUESTS_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, proposal_urn string, operation string, actor string, "

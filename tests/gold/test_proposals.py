@@ -108,7 +108,10 @@ def test_applied_is_inferred_from_the_first_later_change(batch):
                 change("m1", "11:00", "DOMAIN", domainUrn=MARKETING),
                 change("m2", "12:00", "DOMAIN", domainUrn=MARKETING, actor="urn:li:corpuser:zed"),
                 change("w1", "11:30", "OWNER", modifier="urn:li:corpuser:cy"),
-                change("x1", "12:30", "DOCUMENTATION", operation="MODIFY", description="Orders."),
+                change(
+                    "x0", "11:45", "DOCUMENTATION", description="Something else."
+                ),  # not the proposed text
+                change("x1", "12:30", "DOCUMENTATION", operation="MODIFY", documentation="Orders."),
             ],
         ),
     )
