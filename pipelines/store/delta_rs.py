@@ -31,6 +31,20 @@ from pipelines.store.parquet_files import publish_staged_files, staging_dir
 COMMIT_RETRIES = 5
 
 
+def _nullable_type(dtype: pa.DataType) -> pa.DataType:
+    if pa.types.is_struct(dtype):
+        return pa.struct([_nullable_field(dtype.field(i)) for i in range(dtype.num_fields)])
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return pa.list_(_nullable_field(dtype.value_field))
+    if pa.types.is_map(dtype):
+        return pa.map_(dtype.key_type, _nullable_type(dtype.item_type))
+    return dtype
+
+
+def _nullable_field(field: pa.Field) -> pa.Field:
+    return pa.field(field.name, _nullable_type(field.type), nullable=True)
+
+
 def _quote(column: str) -> str:
     return '"' + column.replace('"', '""') + '"'
 
@@ -114,7 +128,9 @@ class DeltaRsEngine(Engine):
 
     # -- writing -----------------------------------------------------------
     def _arrow_schema(self, df: DataFrame) -> pa.Schema:
-        return to_arrow_schema(df.schema, timezone="UTC")
+        """All fields nullable: Spark's nullability flags do not survive unions and rebuilds
+        reliably, and delta-rs would enforce them as invariants and refuse a merge."""
+        return pa.schema([_nullable_field(f) for f in to_arrow_schema(df.schema, timezone="UTC")])
 
     def _aligned(self, df: DataFrame, table: DeltaTable) -> DataFrame:
         """Add new columns to the table, fill columns the frame lacks with nulls."""
