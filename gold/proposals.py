@@ -107,6 +107,9 @@ def linked_groups(touched: DataFrame, relevant_sources: dict[str, DataFrame]) ->
     A status event that names no resource sits in its proposal's own group,
     while the proposal row sits in its resource's group: touching either must
     rebuild both, or an incremental run would miss (or drop) the decision.
+    Two hops: a touched proposal group brings in its resource, and a resource
+    (touched or brought in) brings in the groups of all its proposals, whose
+    own decisions the rebuilt resource needs too.
     """
     requests = relevant_sources.get(ACTION_REQUESTS)
     if requests is None:
@@ -114,9 +117,10 @@ def linked_groups(touched: DataFrame, relevant_sources: dict[str, DataFrame]) ->
     with_resource = requests.where(F.col("resource_urn").isNotNull()).select("proposal_urn", GROUP)
     to_resource = with_resource.join(
         touched.withColumnRenamed(GROUP, "proposal_urn"), "proposal_urn", "left_semi"
-    )
-    to_proposal = with_resource.join(touched, GROUP, "left_semi").select(F.col("proposal_urn").alias(GROUP))
-    return touched.unionByName(to_resource.select(GROUP)).unionByName(to_proposal)
+    ).select(GROUP)
+    resources = touched.unionByName(to_resource)
+    to_proposal = with_resource.join(resources, GROUP, "left_semi").select(F.col("proposal_urn").alias(GROUP))
+    return resources.unionByName(to_proposal)
 
 
 def _first(df: DataFrame, partition: str, *order: Column) -> DataFrame:

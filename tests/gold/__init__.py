@@ -113,17 +113,18 @@ def build_all(job: GoldJob, batch: dict[str, DataFrame]) -> DataFrame:
 
 def build_incrementally(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
     """What the runner does: build the first batch, then rebuild only the groups the second batch
-    touches (from all rows) and replace those groups in the first result."""
+    touches (and the groups `expand_groups` links to them) from all rows, and replace those groups
+    in the first result."""
     result = build_all(job, first)
     touched = None
     for name, rows_ in second.items():
         groups = job.relevant(name, rows_).select("_group")
         touched = groups if touched is None else touched.unionByName(groups)
     touched = touched.distinct()
-    history = {
-        name: job.relevant(name, first[name].unionByName(second[name])).join(touched, "_group", "left_semi")
-        for name in second
-    }
+    everything = {name: job.relevant(name, first[name].unionByName(second[name])) for name in second}
+    if job.expand_groups is not None:
+        touched = job.expand_groups(touched, everything).distinct()
+    history = {name: rows_.join(touched, "_group", "left_semi") for name, rows_ in everything.items()}
     kept = result.join(touched.withColumnRenamed("_group", job.group_key), job.group_key, "left_anti")
     return kept.select(*result.columns).unionByName(job.build(history))
 

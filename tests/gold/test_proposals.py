@@ -140,3 +140,22 @@ def test_lifecycle_events_and_incremental_equals_full(batch):
         ("urn:li:actionRequest:t", "APPLIED", "INFERRED_FROM_CHANGE", "11:00", "t1"),
         ("urn:li:actionRequest:t", "CREATED", None, "10:00", "c-urn:li:actionRequest:t"),
     ]
+
+
+def test_decision_without_resource_keeps_sibling_decisions_incrementally(batch):
+    """A late status event that names no resource rebuilds its proposal's resource; the other
+    proposals of that resource keep their own resource-less decisions (two hops of linking)."""
+
+    def decided(urn, time, result):
+        return {**completed(urn, time, result), "resource_urn": None}
+
+    first = batch(
+        requests=[
+            create("urn:li:actionRequest:a", "10:00", "TAG_ASSOCIATION", tagUrn=PII),
+            create("urn:li:actionRequest:b", "10:00", "TAG_ASSOCIATION", tagUrn="urn:li:tag:gold"),
+            decided("urn:li:actionRequest:b", "10:30", "REJECTED"),
+        ]
+    )
+    second = batch(requests=[decided("urn:li:actionRequest:a", "11:00", "ACCEPTED")])
+    assert_incremental_equals_full(proposals.JOB, first, second)
+    assert_incremental_equals_full(proposal_events.JOB, first, second)
