@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-import uuid
 from typing import Any
 
 import pyarrow as pa
@@ -26,7 +25,7 @@ from pyspark.sql.types import StructType
 
 from pipelines import faults
 from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
-from pipelines.store.parquet_files import publish_staged_files, staging_dir
+from pipelines.store.parquet_files import publish_staged_files, staging_dir, temporary_dir
 
 COMMIT_RETRIES = 5
 
@@ -240,7 +239,7 @@ class DeltaRsEngine(Engine):
             self.append(to_insert, path, [], metadata)
             return
         columns = [c for c in df.columns if c != delete_flag]
-        source_dir = os.path.join(os.path.dirname(os.path.dirname(path)), "_tmp", uuid.uuid4().hex)
+        source_dir = temporary_dir(path)
         try:
             df.write.parquet(source_dir)
             source = pads.dataset(source_dir, format="parquet")
@@ -284,17 +283,6 @@ class DeltaRsEngine(Engine):
         table = self._table(path)
         if table is None:
             return []
-        removed = []
-        staging_root = os.path.join(path, "_staging")
-        cutoff = time.time() - retention_hours * 3600
-        if os.path.isdir(staging_root):
-            for name in os.listdir(staging_root):
-                folder = os.path.join(staging_root, name)
-                if os.path.getmtime(folder) <= cutoff:
-                    removed.append(folder)
-                    if not dry_run:
-                        shutil.rmtree(folder, ignore_errors=True)
-        removed += table.vacuum(
+        return table.vacuum(
             retention_hours=int(retention_hours), dry_run=dry_run, enforce_retention_duration=False, full=True
         )
-        return removed

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
 
 import pyarrow as pa
 import pytest
@@ -152,3 +154,24 @@ def test_count_added_since_matches_the_rows_read(any_store, spark):
     assert (
         any_store.count_added_since("bronze.c", 0) == 1 == any_store.read_added_since("bronze.c", 0).count()
     )
+
+
+def test_vacuum_leftovers_removes_only_unfinished_writes_older_than_the_retention(store):
+    def leftover(folder: str, age_hours: float):
+        part = store.warehouse / folder / "part-00000.parquet"
+        part.parent.mkdir(parents=True)
+        part.write_bytes(b"PAR1")
+        then = time.time() - age_hours * 3600
+        os.utime(part, (then, then))
+        os.utime(part.parent, (then, then))
+        return str(part.parent)
+
+    old_merge = leftover("_tmp/old", 3)
+    young_merge = leftover("_tmp/young", 0)
+    old_staging = leftover("silver/never_committed/_staging/old", 3)  # no Delta log: not a table
+    assert sorted(store.vacuum_leftovers(retention_hours=1, dry_run=True)) == [old_merge, old_staging]
+    assert os.path.isdir(old_merge)
+    assert sorted(store.vacuum_leftovers(retention_hours=1)) == [old_merge, old_staging]
+    assert not os.path.exists(old_merge) and not os.path.exists(old_staging)
+    assert os.path.isdir(young_merge)
+

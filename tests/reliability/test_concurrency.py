@@ -9,6 +9,7 @@ either way the table holds exactly the writes that reported success.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +18,9 @@ from collections.abc import Callable
 
 import pytest
 
+from pipelines import cli
 from pipelines.config import PROJECT_ROOT
+from pipelines.lock import warehouse_lock
 from pipelines.runner import run_pipeline
 from pipelines.store import ConcurrentWriteError, TableStore
 from tests.reliability import SAMPLES, SOURCES, lakehouse, snapshot
@@ -56,6 +59,27 @@ def test_second_run_on_a_busy_warehouse_is_sent_away(config, spark, store, tmp_p
 
     again = lakehouse(*args)  # the lock went with the winner: a later run gets it
     assert again.returncode == 0, again.stderr[-2000:]
+
+
+def test_vacuum_never_runs_beside_a_live_run(spark, tmp_path, capsys):
+    """A live run's merge source in `_tmp` looks like a crash's leftover; vacuum must not take it."""
+    warehouse = tmp_path / "live"
+    source = warehouse / "_tmp" / "0123abcd" / "part-00000.parquet"
+    source.parent.mkdir(parents=True)
+    source.write_bytes(b"PAR1")
+    os.utime(source, (0, 0))
+    os.utime(source.parent, (0, 0))
+    vacuum = ["vacuum", "--warehouse", str(warehouse), "--retention-hours", "0"]
+
+    with warehouse_lock(warehouse):  # what `lakehouse run` holds from its first task to its last
+        assert cli.main(vacuum) == 1
+        assert source.exists()
+    assert "is in use by pid" in capsys.readouterr().err
+
+    assert cli.main(vacuum) == 0
+    spark.conf.set("spark.sql.shuffle.partitions", "2")  # the CLI re-applied the profile's settings
+    assert f"{cli.LEFTOVERS}: 1 folders removed" in capsys.readouterr().out
+    assert not source.parent.exists()
 
 
 def _rows(spark, ids: range, value: str):

@@ -59,12 +59,6 @@ SECOND_LANDING = (
 
 SILVER = ("bronze", "silver")
 ALL_LAYERS = ("bronze", "silver", "gold")
-MERGE_NOT_NULL_BUG = pytest.mark.xfail(
-    strict=True,
-    reason="delta-rs 1.6.6 MERGE with merge_schema=True rejects target rows the source does not match "
-    "when the table has NOT NULL columns (delta-io/delta-rs#4527): the uninterrupted second run already "
-    "fails at gold_ownership_timeline ('Invalid data found: 1 rows failed validation check')",
-)
 
 
 @dataclass(frozen=True)
@@ -206,11 +200,7 @@ def _kill_and_recover(name: str, case: Case, config, spark, tmp_path_factory, ca
     return Outcome(store, scenario, killed.stderr, leftovers, capsys.readouterr().out)
 
 
-ALL_CASES = pytest.mark.parametrize(
-    "outcome",
-    [pytest.param(n, marks=MERGE_NOT_NULL_BUG) if "gold" in c.layers else n for n, c in CASES.items()],
-    indirect=True,
-)
+ALL_CASES = pytest.mark.parametrize("outcome", list(CASES), indirect=True)
 
 
 @pytest.mark.parametrize(
@@ -283,9 +273,9 @@ def test_killed_attempt_left_files_that_were_never_read(outcome: Outcome, reques
     assert any(Path(f).is_relative_to(folder) for f in outcome.leftovers_before_vacuum), (
         f"expected uncommitted Parquet files under {folder}"
     )
-    if case.leftovers != "_tmp":
-        reported = dict(line.split(": ", 1) for line in outcome.vacuum_output.splitlines())
-        assert not reported[case.leftovers].startswith("0 "), reported[case.leftovers]
+    reported = dict(line.split(": ", 1) for line in outcome.vacuum_output.splitlines())
+    where = cli.LEFTOVERS if case.leftovers == "_tmp" else case.leftovers
+    assert not reported[where].startswith("0 "), reported[where]
 
 
 @pytest.mark.slow
@@ -298,15 +288,11 @@ def test_vacuum_leaves_exactly_the_snapshot_files_in_every_table(outcome: Outcom
             f"{table}: {len(on_disk)} Parquet files on disk, {len(files)} in its snapshot"
         )
     reported = dict(line.split(": ", 1) for line in outcome.vacuum_output.splitlines())
-    assert sorted(reported) == sorted(store.tables())
+    assert sorted(reported) == sorted([*store.tables(), cli.LEFTOVERS])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="DeltaRsEngine.merge stages its source under <warehouse>/_tmp/<uuid>; a run killed "
-    "before the merge commit leaves it there and vacuum only looks inside table folders",
-)
-@pytest.mark.parametrize("outcome", ["quarantine_merge"], indirect=True)
+@pytest.mark.parametrize("outcome", ["quarantine_merge", "gold_merge"], indirect=True)
 def test_vacuum_removes_a_killed_merge_source(outcome: Outcome):
     assert not _uncommitted(outcome.store)
+    assert not any((outcome.store.warehouse / "_tmp").iterdir())
