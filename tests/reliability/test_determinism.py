@@ -109,12 +109,6 @@ def test_a_run_after_compaction_changes_no_answer(compacted: Compacted):
     assert compacted.after_next_run == compacted.before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DeltaRsEngine.read_added_since diffs file lists, so the files optimize.compact() wrote "
-    "(add actions with dataChange=false) come back as appended rows: every silver and gold task "
-    "re-reads its whole source and ops.runs counts it all again as duplicates",
-)
 def test_a_run_after_compaction_reads_no_old_row_as_new(compacted: Compacted):
     """Compaction rewrites files without changing data: no task may count their rows as new input."""
     reread = {
