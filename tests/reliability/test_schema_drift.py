@@ -9,11 +9,13 @@ them in ops.dq_results (success false, one unexpected row per drifted record).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import pytest
 from pyspark.sql import functions as F
 
+from pipelines.report import write_report
 from pipelines.runner import RunSummary, run_pipeline
 from pipelines.store import TableStore, open_store
 from tests.reliability import SOURCES
@@ -184,19 +186,31 @@ def test_drifted_records_reach_gold_change_history(drifted: Drifted):
     assert history.where(F.col("source") == "dataworks").count() == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="no suite reports unlisted keys yet: silver.datahub_entity_changes needs a warn expectation "
-    "on parameters_extra, each DataWorks family suite one on data_extra (see the lead's report)",
-)
-@pytest.mark.parametrize(
-    ("table", "column"),
-    [("silver.datahub_entity_changes", "parameters_extra"), ("silver.dataworks_node_changes", "data_extra")],
-)
-def test_unlisted_keys_are_reported(drifted: Drifted, table: str, column: str):
+UNLISTED_KEYS = [  # table, column holding the unlisted keys, its warn rule, drifted records
+    ("silver.datahub_entity_changes", "parameters_extra", "parameter_keys_in_catalog", 2),
+    ("silver.dataworks_node_changes", "data_extra", "payload_fields_in_schema", 1),
+]
+
+
+@pytest.mark.parametrize(("table", "column", "expectation", "drifted_records"), UNLISTED_KEYS)
+def test_unlisted_keys_are_reported(
+    drifted: Drifted, table: str, column: str, expectation: str, drifted_records: int
+):
     results = (
         drifted.store.read("ops.dq_results")
         .where((F.col("table") == table) & (F.col("column") == column) & (F.col("severity") == "warn"))
         .collect()
     )
-    assert len(results) == 1 and not results[0].success and results[0].unexpected_count >= 1
+    assert [(r.expectation, r.success, r.unexpected_count) for r in results] == [
+        (expectation, False, drifted_records)
+    ]
+    # warn only: every record is in the table, none quarantined (see test_the_run_does_not_fail)
+    assert drifted.store.read(table).where(F.size(column) > 0).count() == drifted_records
+
+
+def test_drift_shows_in_the_dq_report(drifted: Drifted, tmp_path):
+    page = write_report(drifted.store, tmp_path / "report.html").read_text(encoding="utf-8")
+    for table, _column, expectation, _count in UNLISTED_KEYS:
+        assert f'id="dq-{table}"' in page
+        row = re.search(f'<tr class="fail" data-expectation="{expectation}">.*?</tr>', page)
+        assert row and "FAIL" in row.group(0), f"{table}: {expectation} not shown as failing"
