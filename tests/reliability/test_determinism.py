@@ -8,10 +8,16 @@ every answer as it was when read through the store, and a later run must see no 
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+import os
+import shutil
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from deltalake import DeltaTable
+from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
 from pipelines.runner import RunSummary, run_pipeline
@@ -47,22 +53,41 @@ def answers(store: TableStore) -> dict[str, bytes]:
     return {t: ordered_answer(store, t) for t in store.tables() if t.split(".")[0] in ("silver", "gold")}
 
 
+# A Function Compute message with no time anywhere (no envelope, no payload time field).
+TIMELESS_FC = {
+    "messageId": "det-timeless-fc",
+    "eventType": "delete-project",
+    "eventCategoryType": "project",
+    "blockBusiness": False,
+    "extensionBizId": "job_det",
+    "messageBody": {"eventCode": "delete-project", "tenantId": 1, "projectId": 7, "operator": "1"},
+}
+TIMELESS_MTIME = dt.datetime(2024, 7, 1, 8, 30, tzinfo=dt.timezone.utc)
+
+
 @dataclass
 class Twins:
+    landing: Path
     stores: list[TableStore]
     answers: list[dict[str, bytes]]  # per warehouse, taken right after its run
 
 
 @pytest.fixture(scope="module")
 def twins(config, spark, tmp_path_factory) -> Twins:
-    """The bundled samples run into two separate warehouses (one landing folder, so paths agree)."""
+    """The bundled samples (plus a timeless FC message) run into two warehouses, one after the
+    other (so their run times differ), from one landing folder (so paths agree)."""
     root = tmp_path_factory.mktemp("determinism")
+    landing = root / "landing"
+    shutil.copytree(SAMPLES, landing)  # copy2: modification times kept
+    timeless = landing / "dataworks" / "function_compute" / "timeless.json"
+    timeless.write_text(json.dumps(TIMELESS_FC))
+    os.utime(timeless, (TIMELESS_MTIME.timestamp(), TIMELESS_MTIME.timestamp()))
     stores = []
     for name in ("first", "second"):
-        settings = config.with_overrides(landing=str(SAMPLES), warehouse=str(root / name))
+        settings = config.with_overrides(landing=str(landing), warehouse=str(root / name))
         run_pipeline(settings, spark=spark)
         stores.append(open_store(spark, settings.warehouse, "delta-rs"))
-    return Twins(stores, [answers(store) for store in stores])
+    return Twins(landing, stores, [answers(store) for store in stores])
 
 
 @dataclass
@@ -84,7 +109,7 @@ def compacted(config, spark, twins: Twins) -> Compacted:
             if DeltaTable(store.path(table)).optimize.compact()["numFilesRemoved"]:
                 tables.append(table)
     after_compaction = answers(store)
-    settings = config.with_overrides(landing=str(SAMPLES), warehouse=str(store.warehouse))
+    settings = config.with_overrides(landing=str(twins.landing), warehouse=str(store.warehouse))
     summary = run_pipeline(settings, spark=spark)
     return Compacted(tables, twins.answers[1], after_compaction, answers(store), summary)
 
@@ -95,6 +120,18 @@ def test_two_warehouses_give_byte_identical_answers(twins: Twins):
     assert {t.split(".")[0] for t in first} == {"silver", "gold"}
     assert not [t for t in first if first[t] != second[t]]
     assert all(first[t] for t in first if twins.stores[0].read(t).count()), "an answer came back empty"
+
+
+def test_a_message_without_any_time_gets_its_file_time_in_every_warehouse(twins: Twins):
+    """Not the run's time: the twins ran minutes apart and still agree (previous test)."""
+    for store in twins.stores:
+        (row,) = (
+            store.read("silver.dataworks_events")
+            .where(F.col("cloud_event_id") == TIMELESS_FC["messageId"])
+            .select("event_time_source", F.date_format("event_time", "yyyy-MM-dd HH:mm").alias("at"))
+            .collect()
+        )
+        assert (row.event_time_source, row.at) == ("source_modified_at", "2024-07-01 08:30")
 
 
 def test_compaction_changes_no_answer(compacted: Compacted):
