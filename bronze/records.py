@@ -117,7 +117,7 @@ def spark_path_key(file_path: Column) -> Column:
 
 
 def extract_records(files: DataFrame, job: BronzeJob, invalid_lines: DataFrame) -> DataFrame:
-    """Bronze records from `files` (columns source_file, file_hash, mode, content).
+    """Bronze records from `files` (columns source_file, file_hash, source_modified_at, mode, content).
 
     `invalid_lines` (source_file, line_number, raw_base64) marks lines whose
     original bytes were not UTF-8; their text holds replacement characters and
@@ -127,9 +127,10 @@ def extract_records(files: DataFrame, job: BronzeJob, invalid_lines: DataFrame) 
     records = files.select(
         "source_file",
         "file_hash",
+        "source_modified_at",
         "mode",
         F.posexplode(F.expr(_records_sql(job, content))).alias("record_index", "rec"),
-    ).select("source_file", "file_hash", "mode", "record_index", "rec.*")
+    ).select("source_file", "file_hash", "source_modified_at", "mode", "record_index", "rec.*")
     flagged = records.join(F.broadcast(invalid_lines), ["source_file", "line_number"], "left")
     reason = _corrupt_reason(F.col("raw"), F.col("raw_base64").isNotNull(), F.col("mode"))
     page = [F.col(column).cast(dtype).alias(column) for column, (_field, dtype) in job.page_columns.items()]
@@ -138,6 +139,7 @@ def extract_records(files: DataFrame, job: BronzeJob, invalid_lines: DataFrame) 
         "raw_base64",
         "source_file",
         "file_hash",
+        "source_modified_at",
         F.col("record_index").cast("long").alias("record_index"),
         "line_number",
         "container",

@@ -5,6 +5,8 @@ raw             the record's JSON text (a JSONL line as is; an array element or
 raw_base64      the original bytes, base64, only when they were not valid UTF-8
 source_file     absolute path of the landing file
 file_hash       sha256 of the (decompressed) file content
+source_modified_at  UTC modification time of the landing file (the same in every warehouse;
+                null on rows ingested before this column existed)
 record_index    0-based position of the record in its file (lines and array elements in order)
 line_number     0-based line of the file the record came from (0 for single documents)
 container       JSON text of the wrapper (audit page, DataWorks FC message) minus the records, else null
@@ -22,6 +24,7 @@ BRONZE_COLUMNS = StructType(
         StructField("raw_base64", StringType()),
         StructField("source_file", StringType(), False),
         StructField("file_hash", StringType(), False),
+        StructField("source_modified_at", TimestampType()),
         StructField("record_index", LongType(), False),
         StructField("line_number", LongType(), False),
         StructField("container", StringType()),

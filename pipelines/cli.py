@@ -62,15 +62,26 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return generate.main(args) or 0
 
 
+LEFTOVERS = "unfinished writes (_tmp, _staging)"
+
+
 def cmd_vacuum(args: argparse.Namespace) -> int:
+    """Under the warehouse lock, so files of a live run are never taken for a crash's leftovers."""
+    from pipelines.lock import warehouse_lock
     from pipelines.spark import get_spark
     from pipelines.store import open_store
 
     config = _config(args)
-    store = open_store(get_spark(config), config.warehouse, config.engine)
-    for table in store.tables():
-        removed = store.vacuum(table, args.retention_hours, dry_run=args.dry_run)
-        print(f"{table}: {len(removed)} files {'would be ' if args.dry_run else ''}removed")
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    verb = "would be removed" if args.dry_run else "removed"
+    with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
+        store = open_store(get_spark(config), config.warehouse, config.engine)
+        for table in store.tables():
+            removed = store.vacuum(table, args.retention_hours, dry_run=args.dry_run)
+            print(f"{table}: {len(removed)} files {verb}")
+        leftovers = store.vacuum_leftovers(args.retention_hours, dry_run=args.dry_run)
+        print(f"{LEFTOVERS}: {len(leftovers)} folders {verb}")
     return 0
 
 
@@ -203,7 +214,10 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--seed", type=int, default=0)
     gen.set_defaults(func=cmd_generate)
 
-    vac = sub.add_parser("vacuum", help="delete data files no table version within the retention needs")
+    vac = sub.add_parser(
+        "vacuum",
+        help="delete data files no table version within the retention needs and unfinished writes' leftovers",
+    )
     common(vac)
     vac.add_argument("--retention-hours", type=float, default=168.0)
     vac.add_argument("--dry-run", action="store_true")

@@ -9,6 +9,7 @@ text reader silently replaces such bytes, so bronze learns about them here).
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import gzip
 import hashlib
 import json
@@ -27,6 +28,11 @@ class LandingFile:
     path: str
     size: int
     mtime_ms: int
+
+    @property
+    def modified_at(self) -> dt.datetime:
+        """The file's modification time (UTC): a property of the landed data, not of the run."""
+        return dt.datetime.fromtimestamp(self.mtime_ms / 1000, dt.timezone.utc)
 
 
 @dataclass

@@ -41,6 +41,8 @@ _PAYLOAD = (
 
 def transform(df: DataFrame) -> DataFrame:
     """Bronze DataWorks rows -> one envelope row each (corrupt rows kept, with `_errors`)."""
+    if "source_modified_at" not in df.columns:  # a bronze table older than the column
+        df = df.withColumn("source_modified_at", F.lit(None).cast("timestamp"))
     envelope = F.from_json("raw", _ENVELOPE)
     # An FC payload has no envelope: its wrapper is `container` (or the record itself if it still
     # holds `messageBody`); envelope fields must then not be read from the payload (`id` is a job id there).
@@ -95,14 +97,18 @@ def _columns(eventbridge: Column) -> list[Column]:
     )
     envelope_time = raw_time.try_cast("timestamp")
     # Function Compute calls are synchronous extension points: when neither the
-    # envelope nor the payload carries a time, the landing time is the best
-    # available (and `event_time_source` says so) rather than a quarantine.
-    landed_time = F.when(~eventbridge, F.col("ingested_at"))
-    event_time = F.coalesce(envelope_time, payload_time, landed_time)
+    # envelope nor the payload carries a time, the landing file's modification
+    # time is the best available (and `event_time_source` says so) rather than a
+    # quarantine. It belongs to the data, so every warehouse agrees on it; only
+    # rows bronze took in before it recorded file times fall back to the run's time.
+    file_time = F.when(~eventbridge, F.col("source_modified_at"))
+    run_time = F.when(~eventbridge, F.col("ingested_at"))
+    event_time = F.coalesce(envelope_time, payload_time, file_time, run_time)
     event_time_source = (
         F.when(envelope_time.isNotNull(), F.lit("envelope"))
         .when(payload_time.isNotNull(), F.lit("payload"))
-        .when(landed_time.isNotNull(), F.lit("ingested_at"))
+        .when(file_time.isNotNull(), F.lit("source_modified_at"))
+        .when(run_time.isNotNull(), F.lit("ingested_at"))
     )
     publish_time = _env("aliyunpublishtime", eventbridge)
     project_id_text = F.coalesce(data["projectId"], data["appId"], data["queryDwProjectId"])

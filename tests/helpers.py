@@ -9,9 +9,16 @@ from pyspark.sql import DataFrame, SparkSession
 
 from bronze.schema import BRONZE_COLUMNS
 
+LANDED_AT = dt.datetime(2025, 12, 31, 23, 0, tzinfo=dt.timezone.utc)  # bronze_frame's source_modified_at
+INGESTED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)  # bronze_frame's ingested_at
+
 
 def bronze_frame(
-    spark: SparkSession, records: list, source_file: str = "/landing/test.jsonl", container: str | None = None
+    spark: SparkSession,
+    records: list,
+    source_file: str = "/landing/test.jsonl",
+    container: str | None = None,
+    source_modified_at: dt.datetime | None = LANDED_AT,
 ) -> DataFrame:
     """Bronze rows for `records` (dicts are JSON-encoded; strings are used as raw text, corrupt if not an object)."""
     rows = []
@@ -27,10 +34,11 @@ def bronze_frame(
                 None,
                 source_file,
                 "hash",
+                source_modified_at,
                 index,
                 index,
                 container,
-                dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+                INGESTED_AT,
                 "run-test",
                 corrupt,
                 "malformed JSON" if corrupt else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from pyspark.sql import functions as F
-from pyspark.sql.types import LongType, StringType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
 from bronze.records import extract_records, spark_path_key
 from pipelines import faults
@@ -24,6 +24,7 @@ FILES_SCHEMA = StructType(
     [
         StructField("source_file", StringType()),
         StructField("file_hash", StringType()),
+        StructField("source_modified_at", TimestampType()),
         StructField("mode", StringType()),
     ]
 )
@@ -102,7 +103,9 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
         return JobResult(status="SKIPPED", message=note)
 
     spark = ctx.spark
-    meta = spark.createDataFrame([(s.file.path, s.sha256, s.mode) for s in scans], FILES_SCHEMA)
+    meta = spark.createDataFrame(
+        [(s.file.path, s.sha256, s.file.modified_at, s.mode) for s in scans], FILES_SCHEMA
+    )
     invalid = spark.createDataFrame(
         [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()],
         INVALID_SCHEMA,

@@ -22,6 +22,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
+from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
 
 LAYERS = ("bronze", "silver", "gold", "ops")
 
@@ -144,6 +145,16 @@ class TableStore:
     def vacuum(self, name: str, retention_hours: float, dry_run: bool = False) -> list[str]:
         """Delete files no version within the retention references (and crashed writes' leftovers)."""
         return self.engine.delete_files_not_referenced(self.path(name), retention_hours, dry_run)
+
+    def vacuum_leftovers(self, retention_hours: float, dry_run: bool = False) -> list[str]:
+        """Delete what killed writes left outside any table version, older than the retention:
+        merge sources in `<warehouse>/_tmp/<uuid>` and Spark output in `<layer>/<table>/_staging/<uuid>`
+        (also of folders that never became a table). Call it under the warehouse lock."""
+        removed = remove_stale(str(self.warehouse / TEMPORARY), retention_hours, dry_run)
+        for layer in LAYERS:
+            for staging in sorted((self.warehouse / layer).glob(f"*/{STAGING}")):
+                removed += remove_stale(str(staging), retention_hours, dry_run)
+        return removed
 
 
 def _encode(metadata: dict | None) -> str | None:

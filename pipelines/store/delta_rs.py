@@ -7,10 +7,10 @@ left behind, or files an overwrite removed, are never read.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
-import uuid
 from typing import Any
 
 import pyarrow as pa
@@ -25,8 +25,9 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from pipelines import faults
+from pipelines.store.delta_log import commit_actions, data_file_path
 from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
-from pipelines.store.parquet_files import publish_staged_files, staging_dir
+from pipelines.store.parquet_files import publish_staged_files, staging_dir, temporary_dir
 
 COMMIT_RETRIES = 5
 
@@ -80,24 +81,34 @@ class DeltaRsEngine(Engine):
         df = self.spark.read.schema(schema).option("basePath", path).parquet(*files)
         return df.select(*[F.col(f"`{name}`") for name in schema.names])
 
-    def _added_files(self, table: DeltaTable, path: str, version: int) -> list[str]:
-        before = set(DeltaTable(path, version=version).file_uris()) if version >= 0 else set()
-        return [f for f in table.file_uris() if f not in before]
+    def _data_added_since(self, path: str, version: int, current: int) -> list[dict[str, Any]]:
+        """`add` actions with dataChange=true committed after `version`, still live or removed
+        only by a rewrite (dataChange=false, e.g. compaction: the rows live on in that file).
+
+        Reads only the JSON commits `version+1 .. current`, so the cost follows the new commits,
+        not the history; files a rewrite added (dataChange=false) carry no new rows and are skipped.
+        """
+        added: dict[str, dict[str, Any]] = {}
+        for number in range(version + 1, current + 1):
+            for action in commit_actions(path, number):
+                if "add" in action and action["add"].get("dataChange", True):
+                    added[action["add"]["path"]] = action["add"]
+                elif "remove" in action and action["remove"].get("dataChange", True):
+                    added.pop(action["remove"]["path"], None)  # rows deleted, not rewritten
+        return list(added.values())
 
     def count_added_since(self, path: str, version: int | None) -> int:
         """From the add actions' numRecords: no Spark job, no data read."""
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
-        actions = pa.table(table.get_add_actions(flatten=True)).select(["path", "num_records"]).to_pylist()
-        wanted = (
-            None
-            if version is None
-            else {f.rsplit("/", 1)[-1] for f in self._added_files(table, path, version)}
-        )
-        counts = [
-            a["num_records"] for a in actions if wanted is None or a["path"].rsplit("/", 1)[-1] in wanted
-        ]
+        if version is None:
+            counts = pa.table(table.get_add_actions(flatten=True)).column("num_records").to_pylist()
+        else:
+            counts = [
+                json.loads(add["stats"]).get("numRecords") if add.get("stats") else None
+                for add in self._data_added_since(path, version, table.version())
+            ]
         if any(c is None for c in counts):  # files committed without statistics
             return super().count_added_since(path, version)
         return int(sum(counts))
@@ -124,7 +135,8 @@ class DeltaRsEngine(Engine):
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
-        return self._read_files(table, self._added_files(table, path, version), path)
+        adds = self._data_added_since(path, version, table.version())
+        return self._read_files(table, [data_file_path(path, add["path"]) for add in adds], path)
 
     # -- writing -----------------------------------------------------------
     def _arrow_schema(self, df: DataFrame) -> pa.Schema:
@@ -240,7 +252,7 @@ class DeltaRsEngine(Engine):
             self.append(to_insert, path, [], metadata)
             return
         columns = [c for c in df.columns if c != delete_flag]
-        source_dir = os.path.join(os.path.dirname(os.path.dirname(path)), "_tmp", uuid.uuid4().hex)
+        source_dir = temporary_dir(path)
         try:
             df.write.parquet(source_dir)
             source = pads.dataset(source_dir, format="parquet")
@@ -284,17 +296,6 @@ class DeltaRsEngine(Engine):
         table = self._table(path)
         if table is None:
             return []
-        removed = []
-        staging_root = os.path.join(path, "_staging")
-        cutoff = time.time() - retention_hours * 3600
-        if os.path.isdir(staging_root):
-            for name in os.listdir(staging_root):
-                folder = os.path.join(staging_root, name)
-                if os.path.getmtime(folder) <= cutoff:
-                    removed.append(folder)
-                    if not dry_run:
-                        shutil.rmtree(folder, ignore_errors=True)
-        removed += table.vacuum(
+        return table.vacuum(
             retention_hours=int(retention_hours), dry_run=dry_run, enforce_retention_duration=False, full=True
         )
-        return removed

@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 from urllib.parse import unquote
@@ -92,9 +93,52 @@ def partition_values(relative_path: str, partition_by: list[str]) -> dict[str, s
     return {col: values.get(col) for col in partition_by}
 
 
+STAGING = "_staging"  # <table>/_staging/<uuid>: Spark writes here before files are published
+TEMPORARY = "_tmp"  # <warehouse>/_tmp/<uuid>: a merge's source, deleted when the merge ends
+
+
 def staging_dir(table_path: str) -> str:
     """A fresh folder under the table for one write; never referenced by the Delta log."""
-    return os.path.join(table_path, "_staging", uuid.uuid4().hex)
+    return os.path.join(table_path, STAGING, uuid.uuid4().hex)
+
+
+def temporary_dir(table_path: str) -> str:
+    """A fresh folder beside the layers (`<warehouse>/_tmp/<uuid>`) for a write's intermediate files."""
+    return os.path.join(os.path.dirname(os.path.dirname(table_path)), TEMPORARY, uuid.uuid4().hex)
+
+
+def _last_written(path: str) -> float:
+    """Newest modification time of `path` or anything below it (a live write keeps touching it)."""
+    newest = os.path.getmtime(path)
+    for root, dirs, files in os.walk(path):
+        for name in dirs + files:
+            try:
+                newest = max(newest, os.path.getmtime(os.path.join(root, name)))
+            except FileNotFoundError:  # removed while we looked
+                continue
+    return newest
+
+
+def remove_stale(folder: str, retention_hours: float, dry_run: bool) -> list[str]:
+    """Delete the entries of `folder` nothing wrote to for `retention_hours`; returns their paths.
+
+    For the per-write folders (`_staging/<uuid>`, `_tmp/<uuid>`) a killed process leaves behind.
+    Callers hold the warehouse lock, so no live write is among them whatever the retention.
+    """
+    if not os.path.isdir(folder):
+        return []
+    cutoff = time.time() - retention_hours * 3600
+    removed = []
+    for name in sorted(os.listdir(folder)):
+        entry = os.path.join(folder, name)
+        if _last_written(entry) <= cutoff:
+            removed.append(entry)
+            if not dry_run:
+                if os.path.isdir(entry):
+                    shutil.rmtree(entry, ignore_errors=True)
+                else:
+                    os.remove(entry)
+    return removed
 
 
 def publish_staged_files(staging: str, table_path: str, partition_by: list[str]) -> list[AddAction]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
+import time
 
 import pyarrow as pa
 import pytest
@@ -152,3 +154,42 @@ def test_count_added_since_matches_the_rows_read(any_store, spark):
     assert (
         any_store.count_added_since("bronze.c", 0) == 1 == any_store.read_added_since("bronze.c", 0).count()
     )
+
+
+def test_vacuum_leftovers_removes_only_unfinished_writes_older_than_the_retention(store):
+    def leftover(folder: str, age_hours: float):
+        part = store.warehouse / folder / "part-00000.parquet"
+        part.parent.mkdir(parents=True)
+        part.write_bytes(b"PAR1")
+        then = time.time() - age_hours * 3600
+        os.utime(part, (then, then))
+        os.utime(part.parent, (then, then))
+        return str(part.parent)
+
+    old_merge = leftover("_tmp/old", 3)
+    young_merge = leftover("_tmp/young", 0)
+    old_staging = leftover("silver/never_committed/_staging/old", 3)  # no Delta log: not a table
+    assert sorted(store.vacuum_leftovers(retention_hours=1, dry_run=True)) == [old_merge, old_staging]
+    assert os.path.isdir(old_merge)
+    assert sorted(store.vacuum_leftovers(retention_hours=1)) == [old_merge, old_staging]
+    assert not os.path.exists(old_merge) and not os.path.exists(old_staging)
+    assert os.path.isdir(young_merge)
+
+
+def test_files_rewritten_by_compaction_are_not_read_as_added(store, spark):
+    """optimize.compact() adds files with dataChange=false: they hold no new rows."""
+    store.append(_rows(spark, [(1, "a", "d1")]), "bronze.r")
+    store.append(_rows(spark, [(2, "b", "d1")]), "bronze.r")
+    table = DeltaTable(store.path("bronze.r"))
+    assert table.optimize.compact()["numFilesRemoved"] == 2
+    table.create_checkpoint()  # incremental reads must not depend on the log being uncheckpointed
+    compacted = store.version("bronze.r")
+    assert store.count_added_since("bronze.r", compacted) == 0
+    assert store.read_added_since("bronze.r", compacted).count() == 0
+
+    store.append(_rows(spark, [(3, "c", "d1")]), "bronze.r")
+    assert _sorted(store.read_added_since("bronze.r", compacted), "id") == [(3,)]
+    assert store.count_added_since("bronze.r", compacted) == 1
+    # row 2 was appended after version 0 and then rewritten: still new once, not twice, not lost
+    assert _sorted(store.read_added_since("bronze.r", 0), "id") == [(2,), (3,)]
+    assert store.count_added_since("bronze.r", 0) == 2

@@ -11,7 +11,7 @@ from pyspark.sql import functions as F
 from pipelines.jobs import ERRORS_COLUMN
 from silver import dataworks_events
 from silver.common import deterministic_id
-from tests.helpers import bronze_frame
+from tests.helpers import INGESTED_AT, LANDED_AT, bronze_frame
 
 UTC = dt.timezone.utc
 
@@ -146,7 +146,7 @@ def test_function_compute_message(fc_message):
     )
     assert row.extension_point is True
     assert json.loads(row.data) == FC_BODY
-    assert row.event_time_source == "ingested_at"  # nothing else to take it from
+    assert row.event_time_source == "source_modified_at"  # nothing else to take it from
     assert row[ERRORS_COLUMN] == []
 
 
@@ -217,9 +217,18 @@ def test_corrupt_rows_are_kept_with_errors(spark):
     assert corrupt[0].event_id is not None and corrupt[0].raw == "{oops"
 
 
-def test_function_compute_message_without_any_time_uses_landing_time(fc_message):
-    assert fc_message.event_time_source == "ingested_at"
-    assert utc(fc_message.event_time) == dt.datetime(2026, 1, 1, tzinfo=UTC)  # bronze_frame's ingested_at
+def test_function_compute_message_without_any_time_uses_the_landing_file_time(fc_message):
+    """The file's modification time, not the run's: every warehouse must agree on event_time."""
+    assert fc_message.event_time_source == "source_modified_at"
+    assert utc(fc_message.event_time) == LANDED_AT
+
+
+def test_function_compute_message_ingested_before_file_times_uses_the_run_time(spark):
+    row = one(spark, FC_BODY, container=json.dumps(FC_WRAPPER), source_modified_at=None)
+    assert (row.event_time_source, utc(row.event_time)) == ("ingested_at", INGESTED_AT)
+    older_bronze = bronze_frame(spark, [FC_BODY], container=json.dumps(FC_WRAPPER)).drop("source_modified_at")
+    (row,) = dataworks_events.transform(older_bronze).collect()
+    assert (row.event_time_source, utc(row.event_time)) == ("ingested_at", INGESTED_AT)
 
 
 def test_time_source_names_where_the_time_came_from(cloud_event, spark):

@@ -1,0 +1,154 @@
+"""Same landing data, same answers: two warehouses agree byte for byte, and compaction changes nothing.
+
+Each silver and gold table is read with one ordered query (every column but the run-specific
+ones, ORDER BY all of them) and the answers are compared as bytes. Compacting a table
+(`DeltaTable.optimize.compact()`, files rewritten by delta-rs instead of Spark) must leave
+every answer as it was when read through the store, and a later run must see no new data in it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from deltalake import DeltaTable
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, DataType, MapType, StructType
+
+from pipelines.runner import RunSummary, run_pipeline
+from pipelines.store import TableStore, open_store
+from tests.reliability import RUN_SPECIFIC, SAMPLES
+
+pytestmark = pytest.mark.slow
+
+
+def _has_map(data_type: DataType) -> bool:
+    if isinstance(data_type, MapType):
+        return True
+    if isinstance(data_type, ArrayType):
+        return _has_map(data_type.elementType)
+    if isinstance(data_type, StructType):
+        return any(_has_map(f.dataType) for f in data_type.fields)
+    return False
+
+
+def ordered_answer(store: TableStore, table: str) -> bytes:
+    """`SELECT <columns> FROM table ORDER BY <columns>` as bytes (maps ordered by their JSON text)."""
+    frame = store.read(table)
+    fields = sorted((f for f in frame.schema.fields if f.name not in RUN_SPECIFIC), key=lambda f: f.name)
+    view = f"det_{table.replace('.', '_')}"
+    frame.createOrReplaceTempView(view)
+    columns = ", ".join(f"`{f.name}`" for f in fields)
+    order = ", ".join(f"to_json(`{f.name}`)" if _has_map(f.dataType) else f"`{f.name}`" for f in fields)
+    rows = store.spark.sql(f"SELECT to_json(struct({columns})) AS j FROM {view} ORDER BY {order}").collect()
+    return "\n".join(r.j for r in rows).encode()
+
+
+def answers(store: TableStore) -> dict[str, bytes]:
+    return {t: ordered_answer(store, t) for t in store.tables() if t.split(".")[0] in ("silver", "gold")}
+
+
+# A Function Compute message with no time anywhere (no envelope, no payload time field).
+TIMELESS_FC = {
+    "messageId": "det-timeless-fc",
+    "eventType": "delete-project",
+    "eventCategoryType": "project",
+    "blockBusiness": False,
+    "extensionBizId": "job_det",
+    "messageBody": {"eventCode": "delete-project", "tenantId": 1, "projectId": 7, "operator": "1"},
+}
+TIMELESS_MTIME = dt.datetime(2024, 7, 1, 8, 30, tzinfo=dt.timezone.utc)
+
+
+@dataclass
+class Twins:
+    landing: Path
+    stores: list[TableStore]
+    answers: list[dict[str, bytes]]  # per warehouse, taken right after its run
+
+
+@pytest.fixture(scope="module")
+def twins(config, spark, tmp_path_factory) -> Twins:
+    """The bundled samples (plus a timeless FC message) run into two warehouses, one after the
+    other (so their run times differ), from one landing folder (so paths agree)."""
+    root = tmp_path_factory.mktemp("determinism")
+    landing = root / "landing"
+    shutil.copytree(SAMPLES, landing)  # copy2: modification times kept
+    timeless = landing / "dataworks" / "function_compute" / "timeless.json"
+    timeless.write_text(json.dumps(TIMELESS_FC))
+    os.utime(timeless, (TIMELESS_MTIME.timestamp(), TIMELESS_MTIME.timestamp()))
+    stores = []
+    for name in ("first", "second"):
+        settings = config.with_overrides(landing=str(landing), warehouse=str(root / name))
+        run_pipeline(settings, spark=spark)
+        stores.append(open_store(spark, settings.warehouse, "delta-rs"))
+    return Twins(landing, stores, [answers(store) for store in stores])
+
+
+@dataclass
+class Compacted:
+    tables: list[str]  # tables whose files optimize.compact() rewrote
+    before: dict[str, bytes]
+    after_compaction: dict[str, bytes]
+    after_next_run: dict[str, bytes]
+    next_run: RunSummary
+
+
+@pytest.fixture(scope="module")
+def compacted(config, spark, twins: Twins) -> Compacted:
+    """The second warehouse compacted table by table, then run again on the same landing data."""
+    store = twins.stores[1]
+    tables = []
+    for table in store.tables():
+        if len(DeltaTable(store.path(table)).file_uris()) > 1:
+            if DeltaTable(store.path(table)).optimize.compact()["numFilesRemoved"]:
+                tables.append(table)
+    after_compaction = answers(store)
+    settings = config.with_overrides(landing=str(twins.landing), warehouse=str(store.warehouse))
+    summary = run_pipeline(settings, spark=spark)
+    return Compacted(tables, twins.answers[1], after_compaction, answers(store), summary)
+
+
+def test_two_warehouses_give_byte_identical_answers(twins: Twins):
+    first, second = twins.answers
+    assert sorted(first) == sorted(second)
+    assert {t.split(".")[0] for t in first} == {"silver", "gold"}
+    assert not [t for t in first if first[t] != second[t]]
+    assert all(first[t] for t in first if twins.stores[0].read(t).count()), "an answer came back empty"
+
+
+def test_a_message_without_any_time_gets_its_file_time_in_every_warehouse(twins: Twins):
+    """Not the run's time: the twins ran minutes apart and still agree (previous test)."""
+    for store in twins.stores:
+        (row,) = (
+            store.read("silver.dataworks_events")
+            .where(F.col("cloud_event_id") == TIMELESS_FC["messageId"])
+            .select("event_time_source", F.date_format("event_time", "yyyy-MM-dd HH:mm").alias("at"))
+            .collect()
+        )
+        assert (row.event_time_source, row.at) == ("source_modified_at", "2024-07-01 08:30")
+
+
+def test_compaction_changes_no_answer(compacted: Compacted):
+    assert any(t.startswith("bronze.") for t in compacted.tables)
+    assert any(t.startswith("silver.") for t in compacted.tables)
+    assert compacted.after_compaction == compacted.before
+
+
+def test_a_run_after_compaction_changes_no_answer(compacted: Compacted):
+    failed = {k: r.message for k, r in compacted.next_run.results.items() if r.status == "FAILED"}
+    assert not failed
+    assert compacted.after_next_run == compacted.before
+
+
+def test_a_run_after_compaction_reads_no_old_row_as_new(compacted: Compacted):
+    """Compaction rewrites files without changing data: no task may count their rows as new input."""
+    reread = {
+        key: result.source_rows for key, result in compacted.next_run.results.items() if result.source_rows
+    }
+    assert not reread
