@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pyspark.sql.types import (
@@ -110,6 +111,22 @@ def record_dq(ctx: RunContext, table: str, outcomes: list[Outcome]) -> None:
     ]
     ctx.store.append_rows(rows, DQ_SCHEMA, DQ_RESULTS)
     folder = Path(ctx.store.warehouse) / "ops" / "_gx_validations" / table
+    ctx.pending.append(_DOC_WRITER.submit(_write_gx_document, folder, table, list(outcomes), ctx.run_id))
+
+
+# Building GX result objects is pure Python (about a second per table on a small machine):
+# it runs beside the next Spark job instead of before it. The run waits for it at its end.
+_DOC_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gx-documents")
+
+
+def _write_gx_document(folder: Path, table: str, outcomes: list[Outcome], run_id: str) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    result = to_gx_result(table, outcomes, ctx.run_id)
-    (folder / f"{ctx.run_id}.json").write_text(json.dumps(result.to_json_dict(), indent=1, default=str))
+    result = to_gx_result(table, outcomes, run_id)
+    (folder / f"{run_id}.json").write_text(json.dumps(result.to_json_dict(), indent=1, default=str))
+
+
+def wait_for_documents(ctx: RunContext) -> None:
+    """Block until the run's validation documents are written; re-raises a writer's error."""
+    pending, ctx.pending[:] = list(ctx.pending), []
+    for future in pending:
+        future.result()

@@ -36,6 +36,7 @@ class RunContext:
     started_at: dt.datetime
     log_format: str = "text"
     out: object = field(default_factory=lambda: sys.stdout)
+    pending: list = field(default_factory=list)  # background work (futures) the run waits for at its end
 
     def log(self, event: str, **fields) -> None:
         """One progress line: human-readable, or a JSON object per line with --log-format json."""

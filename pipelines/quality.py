@@ -259,21 +259,17 @@ def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = No
     return total, outcomes
 
 
-def measure_uniqueness(output: DataFrame, suite: Suite | None) -> list[Outcome]:
-    """Table-level uniqueness rules on the rows actually written."""
-    if suite is None:
-        return []
-    unique = [e for e in suite.expectations if not e.row_level]
-    if not unique:
-        return []
+def measure_uniqueness(output: DataFrame, suite: Suite | None) -> tuple[int, list[Outcome]]:
+    """Row count and the table-level uniqueness rules of the rows actually written, in one Spark job."""
+    unique = [e for e in suite.expectations if not e.row_level] if suite is not None else []
     aggs = [F.count(F.lit(1)).alias("_n")]
     for i, exp in enumerate(unique):
         col = _column(exp.column)
         aggs += [F.count(col).alias(f"_c{i}"), F.count_distinct(col).alias(f"_d{i}")]
     row = output.agg(*aggs).first()
-    return [
-        Outcome(exp, int(row["_n"]), int(row[f"_c{i}"]) - int(row[f"_d{i}"]), ())
-        for i, exp in enumerate(unique)
+    total = int(row["_n"])
+    return total, [
+        Outcome(exp, total, int(row[f"_c{i}"]) - int(row[f"_d{i}"]), ()) for i, exp in enumerate(unique)
     ]
 
 

@@ -12,7 +12,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from pipelines.bookkeeping import record_run
+from pipelines.bookkeeping import record_run, wait_for_documents
 from pipelines.config import Config
 from pipelines.context import JobResult, RunContext
 from pipelines.executors import bronze, gold, silver
@@ -68,13 +68,16 @@ def run_pipeline(
     started = time.monotonic()
     with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
         ctx.log("run", run_id=run_id, warehouse=str(config.warehouse), engine=store.engine.name)
-        for task in graph.ordered(set(layers)):
-            job = task.job(config)
-            result = _run_task(ctx, task.key, job)
-            summary.results[task.key] = result
-            if result.status == "FAILED":
-                summary.seconds = time.monotonic() - started
-                raise RunFailed(f"{task.key}: {result.message}")
+        try:
+            for task in graph.ordered(set(layers)):
+                job = task.job(config)
+                result = _run_task(ctx, task.key, job)
+                summary.results[task.key] = result
+                if result.status == "FAILED":
+                    summary.seconds = time.monotonic() - started
+                    raise RunFailed(f"{task.key}: {result.message}")
+        finally:
+            wait_for_documents(ctx)
     summary.seconds = time.monotonic() - started
     return summary
 

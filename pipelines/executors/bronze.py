@@ -8,6 +8,8 @@ files in one Spark job; append the records in one Delta commit; log the files.
 
 from __future__ import annotations
 
+import re
+
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -32,6 +34,12 @@ INVALID_SCHEMA = StructType(
         StructField("raw_base64", StringType()),
     ]
 )
+
+
+def literal_path(path: str) -> str:
+    """`path` with Hadoop glob characters escaped: Spark would otherwise expand `c*.jsonl`
+    to other files (read twice) or fail on `a[1].jsonl`."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
 
 
 def _plan(
@@ -99,7 +107,7 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
         [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()],
         INVALID_SCHEMA,
     )
-    texts = spark.read.text([s.file.path for s in scans], wholetext=True).select(
+    texts = spark.read.text([literal_path(s.file.path) for s in scans], wholetext=True).select(
         spark_path_key(F.col("_metadata.file_path")).alias("source_file"), F.col("value").alias("content")
     )
     files = texts.join(F.broadcast(meta), "source_file")

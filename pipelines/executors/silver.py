@@ -102,8 +102,7 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
             accepted = accepted.join(existing, job.dedup_key, "left_anti")
         output = accepted.drop(*HELPER_COLUMNS).persist()
         try:
-            uniqueness = measure_uniqueness(output, suite)
-            rows_out = output.count()
+            rows_out, uniqueness = measure_uniqueness(output, suite)
             store.append(
                 output,
                 job.table,

@@ -124,6 +124,18 @@ def test_rerun_lands_nothing_new_and_new_files_only_add(config, spark, landing, 
     assert _bronze(store).count() == 5
 
 
+def test_file_names_with_glob_characters_are_read_as_themselves(config, spark, landing, warehouse, store):
+    ece = landing / "datahub_ece"
+    names = ["a[1].jsonl", "b{x,y}.jsonl", "c*.jsonl", "c?.jsonl", "d space+plus%41.jsonl"]
+    for number, name in enumerate(names):
+        (ece / name).write_text(f'{{"n":{number}}}\n')
+    _run(config, spark, landing, warehouse)
+    rows = _bronze(store).select("source_file", "raw").collect()
+    assert sorted((r.source_file.rsplit("/", 1)[1], r.raw) for r in rows) == sorted(
+        (name, f'{{"n":{number}}}') for number, name in enumerate(names)
+    )
+
+
 def test_changed_file_is_reported_not_duplicated(config, spark, landing, warehouse, store):
     target = landing / "datahub_ece" / "grows.jsonl"
     target.write_text('{"a":1}\n')

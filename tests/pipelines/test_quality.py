@@ -153,10 +153,10 @@ def test_uniqueness_is_measured_on_written_rows(spark, tmp_path):
             }
         )
     )
-    outcome = quality.measure_uniqueness(
+    rows, (outcome,) = quality.measure_uniqueness(
         spark.createDataFrame([("a",), ("a",), ("b",)], "id string"), quality._parse(path)
-    )[0]
-    assert (outcome.unexpected_count, outcome.success) == (1, False)
+    )
+    assert (rows, outcome.unexpected_count, outcome.success) == (3, 1, False)
 
 
 @pytest.mark.parametrize(
