@@ -87,7 +87,7 @@ def summary_lines(r: dict) -> list[str]:
         f"incremental run wall      {incr['wall_s']:8.2f} s  ({incr['events']:,} events in {incr['folder']}/; "
         f"{r['incremental_share_of_full']:.1%} of full)",
         f"DQ validation (full)      {full['dq_s']:8.2f} s  = {r['dq_share_of_pipeline']:.1%} of pipeline "
-        f"(rules {full['dq_rules_s']:.2f}, uniqueness {full['dq_unique_s']:.2f}, results+GX {full['dq_record_s']:.2f})",
+        f"(rules {full['dq_rules_s']:.2f}, uniqueness {full['dq_unique_s']:.2f}, ops.dq_results {full['dq_record_s']:.2f})",
         f"silver typing / dedup     {full['silver_typing_s']:8.2f} s / {full['silver_dedup_s']:.2f} s",
         f"ops.runs bookkeeping      {full['bookkeeping_s']:8.2f} s  (one row per task)",
         f"table writes / scan       {full['write_s']:8.2f} s  (append/overwrite/merge) / "
