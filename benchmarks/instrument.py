@@ -1,0 +1,287 @@
+"""Timers and memory samples around the pipeline's own functions, for the duration of a benchmark run.
+
+Why: the benchmark must say where the seconds and megabytes go per task
+without editing `pipelines/`. `Instrumentation` wraps the runner's task call
+and the silver executor's quality steps; `MemorySampler` samples the driver
+(JVM heap through py4j, JVM and Python resident sizes from /proc) in a
+background thread and keeps the peaks per task.
+
+    sampler = MemorySampler(spark)
+    with Instrumentation(spark, sampler).active() as timings:
+        run_pipeline(config, spark=spark)
+    timings.tasks  # [TaskTiming(...), ...]
+"""
+
+from __future__ import annotations
+
+import contextlib
+import resource
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+MB = 1024 * 1024
+
+
+@dataclass
+class TaskTiming:
+    """One task of one run: the runner's counts plus where its seconds and memory went."""
+
+    phase: str
+    key: str
+    table: str
+    layer: str
+    status: str = ""
+    seconds: float = 0.0
+    source_rows: int = 0
+    rows_in: int = 0
+    rows_out: int = 0
+    quarantined: int = 0
+    duplicates: int = 0
+    table_rows: int = 0  # rows in the task's table once the run is over (from Delta file statistics)
+    jobs: int = 0
+    stages: int = 0
+    driver_mb: float = 0.0  # peak JVM RSS + Python RSS while the task ran
+    heap_mb: float = 0.0  # peak JVM heap used while the task ran
+    typing_s: float = 0.0  # silver: reading bronze, typing and flagging rows (the cached frame)
+    dedup_s: float = 0.0  # silver: dedup within the batch and against the table
+    dq_rules_s: float = 0.0  # silver: the row-level expectations' aggregation
+    dq_unique_s: float = 0.0  # silver: uniqueness expectations on the rows written
+    dq_record_s: float = 0.0  # silver: ops.dq_results rows + the GX result document
+    bookkeeping_s: float = 0.0  # the ops.runs row every task writes
+    scan_s: float = 0.0  # bronze: hashing and UTF-8 checking the new landing files, in Python
+    write_s: float = 0.0  # table store appends/overwrites/merges of the task's own tables
+
+    @property
+    def dq_s(self) -> float:
+        return self.dq_rules_s + self.dq_unique_s + self.dq_record_s
+
+    @property
+    def input_rows(self) -> int:
+        return self.source_rows or self.rows_in
+
+
+def _proc_status_mb(pid: int | str, field_name: str) -> float | None:
+    """A `VmRSS`/`VmHWM` line of /proc/<pid>/status in MB (None off Linux or for a remote JVM)."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith(field_name + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+class MemorySampler:
+    """Samples the driver's memory every `interval` seconds, keeping peaks per label.
+
+    The label is the phase (`full`, `incremental`, `duckdb`) or `<phase>:<task>`
+    while a task runs. Sampling can miss spikes shorter than the interval; the
+    heap pools' own peak counters (reset at start) and the JVM's `VmHWM` cannot.
+    """
+
+    def __init__(self, spark, interval: float = 0.25) -> None:
+        self.interval = interval
+        jvm = spark.sparkContext._jvm
+        management = jvm.java.lang.management.ManagementFactory
+        self.memory_bean = management.getMemoryMXBean()
+        self.heap_pools = [p for p in management.getMemoryPoolMXBeans() if str(p.getType()) == "Heap memory"]
+        self.heap_max_mb = self.memory_bean.getHeapMemoryUsage().getMax() / MB
+        try:
+            self.jvm_pid: int | None = int(jvm.java.lang.ProcessHandle.current().pid())
+        except Exception:  # a JVM without ProcessHandle: no RSS figures
+            self.jvm_pid = None
+        self.label = "start"
+        self.peaks: dict[str, dict[str, float]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="bench-memory", daemon=True)
+
+    def start(self) -> None:
+        for pool in self.heap_pools:
+            pool.resetPeakUsage()
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval)
+
+    def sample(self) -> None:
+        jvm_rss = (_proc_status_mb(self.jvm_pid, "VmRSS") or 0.0) if self.jvm_pid else 0.0
+        python_rss = _proc_status_mb("self", "VmRSS") or 0.0
+        figures = {
+            "jvm_heap_used_mb": self.memory_bean.getHeapMemoryUsage().getUsed() / MB,
+            "jvm_heap_after_gc_mb": self._after_gc_mb(),
+            "python_rss_mb": python_rss,
+            "jvm_rss_mb": jvm_rss,
+            "driver_rss_mb": jvm_rss + python_rss,
+        }
+        with self._lock:
+            peaks = self.peaks.setdefault(self.label, {})
+            for name, value in figures.items():
+                peaks[name] = max(peaks.get(name, 0.0), value)
+
+    def switch(self, label: str) -> dict[str, float]:
+        """Take one sample under the old label, start `label`; returns the old label's peaks."""
+        self.sample()
+        with self._lock:
+            old, self.label = self.label, label
+            return dict(self.peaks.get(old, {}))
+
+    def peaks_of(self, prefix: str) -> dict[str, float]:
+        """Peaks over every label equal to `prefix` or starting with `prefix:`."""
+        merged: dict[str, float] = {}
+        with self._lock:
+            for label, peaks in self.peaks.items():
+                if label == prefix or label.startswith(prefix + ":"):
+                    for name, value in peaks.items():
+                        merged[name] = max(merged.get(name, 0.0), value)
+        return merged
+
+    def _after_gc_mb(self) -> float:
+        """Heap occupied right after each pool's latest collection (G1's old generation keeps
+        dead objects until a mixed collection, so this is an upper bound of the live data)."""
+        usages = [pool.getCollectionUsage() for pool in self.heap_pools]
+        return sum(u.getUsed() for u in usages if u is not None) / MB
+
+    def stop(self, phases: tuple[str, ...]) -> dict:
+        """Stop sampling; the peaks per phase and the process-lifetime peaks, in MB."""
+        if self._thread.is_alive():
+            self._stop.set()
+            self._thread.join(timeout=5)
+            self.sample()
+        return {
+            "heap_max_mb": round(self.heap_max_mb),
+            "jvm_heap_pool_peaks_mb": round(sum(p.getPeakUsage().getUsed() for p in self.heap_pools) / MB),
+            "jvm_rss_hwm_mb": round(_proc_status_mb(self.jvm_pid, "VmHWM") or 0) if self.jvm_pid else None,
+            "python_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+            "per_phase": {p: {k: round(v) for k, v in self.peaks_of(p).items()} for p in phases},
+        }
+
+
+class Instrumentation:
+    """Wraps the runner's `_run_task` and the silver executor's DQ steps with timers while active.
+
+    The DQ split works because the silver executor persists the flagged rows and
+    the accepted rows before measuring them: the wrappers materialise each cached
+    frame first (typing, dedup) and time the expectation aggregation separately.
+    That adds one job over cached data per step, a few tens of milliseconds.
+    """
+
+    def __init__(self, spark, sampler: MemorySampler, dq_split: bool = True) -> None:
+        self.spark = spark
+        self.sampler = sampler
+        self.dq_split = dq_split
+        self.phase = ""
+        self.tasks: list[TaskTiming] = []
+        self.current: TaskTiming | None = None
+        self.missing: list[str] = []  # wrapped names the pipeline no longer has (figures then stay 0)
+        self._bookkeeping = 0  # > 0 while a bookkeeping call runs: its writes are not the task's
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[Instrumentation]:
+        from pipelines import runner
+        from pipelines.executors import bronze, silver
+        from pipelines.store import TableStore
+
+        patches = [
+            (runner, "_run_task", self._wrap_task),
+            (runner, "record_run", self._wrap_timer("bookkeeping_s", bookkeeping=True)),
+            (bronze, "scan", self._wrap_timer("scan_s")),
+            (silver, "measure", self._wrap_materialised("typing_s", "dq_rules_s")),
+            (silver, "measure_uniqueness", self._wrap_materialised("dedup_s", "dq_unique_s")),
+            (silver, "record_dq", self._wrap_timer("dq_record_s", bookkeeping=True)),
+        ]
+        patches += [(TableStore, n, self._wrap_timer("write_s")) for n in ("append", "overwrite", "merge")]
+        self.missing = [f"{m.__name__}.{n}" for m, n, _ in patches if not hasattr(m, n)]
+        patches = [(m, n, wrap) for m, n, wrap in patches if hasattr(m, n)]
+        originals = [(module, name, getattr(module, name)) for module, name, _ in patches]
+        try:
+            for module, name, wrap in patches:
+                setattr(module, name, wrap(getattr(module, name)))
+            yield self
+        finally:
+            for module, name, original in originals:
+                setattr(module, name, original)
+            self.spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+
+    def for_phase(self, phase: str) -> list[TaskTiming]:
+        return [t for t in self.tasks if t.phase == phase]
+
+    def _wrap_task(self, real: Callable) -> Callable:
+        def run_task(ctx, key, job):
+            timing = TaskTiming(self.phase, key, job.table, job.table.split(".")[0])
+            group = f"bench:{self.phase}:{key}"
+            self.spark.sparkContext.setJobGroup(group, key)
+            self.sampler.switch(f"{self.phase}:{key}")
+            self.current = timing
+            started = time.monotonic()
+            try:
+                result = real(ctx, key, job)
+            finally:
+                timing.seconds = time.monotonic() - started
+                self.current = None
+                peaks = self.sampler.switch(self.phase)
+                timing.driver_mb = peaks.get("driver_rss_mb", 0.0)
+                timing.heap_mb = peaks.get("jvm_heap_used_mb", 0.0)
+            self._count_jobs(timing, group)
+            timing.status = result.status
+            timing.source_rows, timing.rows_in, timing.rows_out = (
+                result.source_rows,
+                result.rows_in,
+                result.rows_out,
+            )
+            timing.quarantined, timing.duplicates = result.rows_quarantined, result.rows_duplicate
+            self.tasks.append(timing)
+            return result
+
+        return run_task
+
+    def _count_jobs(self, timing: TaskTiming, group: str) -> None:
+        tracker = self.spark.sparkContext.statusTracker()
+        ids = tracker.getJobIdsForGroup(group)
+        timing.jobs = len(ids)
+        infos = [tracker.getJobInfo(i) for i in ids]
+        timing.stages = sum(len(info.stageIds) for info in infos if info is not None)
+
+    def _wrap_timer(self, attribute: str, bookkeeping: bool = False) -> Callable:
+        """Add the call's seconds to the current task's `attribute` (writes inside bookkeeping excepted)."""
+
+        def wrap(real: Callable) -> Callable:
+            def timed(*args, **kwargs):
+                counted = self.current is not None and not self._bookkeeping
+                self._bookkeeping += bookkeeping
+                started = time.monotonic()
+                try:
+                    return real(*args, **kwargs)
+                finally:
+                    self._bookkeeping -= bookkeeping
+                    if counted:
+                        spent = time.monotonic() - started
+                        setattr(self.current, attribute, getattr(self.current, attribute) + spent)
+
+            return timed
+
+        return wrap
+
+    def _wrap_materialised(self, before: str, dq: str) -> Callable:
+        def wrap(real: Callable) -> Callable:
+            def timed(frame, *args, **kwargs):
+                started = time.monotonic()
+                if self.dq_split:
+                    frame.count()
+                materialised = time.monotonic()
+                try:
+                    return real(frame, *args, **kwargs)
+                finally:
+                    if self.current is not None:
+                        done = time.monotonic()
+                        setattr(self.current, before, getattr(self.current, before) + materialised - started)
+                        setattr(self.current, dq, getattr(self.current, dq) + done - materialised)
+
+            return timed
+
+        return wrap

@@ -1,0 +1,200 @@
+"""The benchmark's text report: per-stage tables, the summary, the targets and the scaling table.
+
+Why: the figures are dicts (they also go out as one JSON line); this module
+only formats them, so it runs without Spark and is tested on its own.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from benchmarks.targets import Target, per_event
+
+
+def _table(header: list[str], rows: list[list], align: str) -> str:
+    """An aligned text table; `align` has one `<` or `>` per column."""
+    padded = [list(row) + [""] * (len(header) - len(row)) for row in rows]
+    cells = [[str(c) for c in header]] + [["" if c is None else str(c) for c in row] for row in padded]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = []
+    for number, row in enumerate(cells):
+        lines.append("  ".join(f"{c:{a}{w}}" for c, a, w in zip(row, align, widths, strict=True)).rstrip())
+        if number == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _rate(rows: int, seconds: float) -> str:
+    return f"{rows / seconds:,.0f}" if seconds > 0 and rows else ""
+
+
+def _stage_row(label: str, seconds: float, total: float, *rest) -> list:
+    return [label, f"{seconds:.2f}", f"{seconds / total:.1%}", *rest]
+
+
+def stage_table(phase: dict) -> str:
+    """Per task: seconds, share, rows in/written/in the table, rows/s, DQ and write seconds, driver peak, jobs."""
+    total = phase["pipeline_s"] or 1.0
+    rows = []
+    for t in phase["tasks"]:
+        rows_in = t["source_rows"] or t["rows_in"]
+        rows.append(
+            _stage_row(
+                t["key"],
+                t["seconds"],
+                total,
+                t["status"],
+                f"{rows_in:,}",
+                f"{t['rows_out']:,}",
+                f"{t['table_rows']:,}",
+                _rate(rows_in, t["seconds"]),
+                f"{t['dq_s']:.2f}" if t["layer"] == "silver" else "",
+                f"{t['write_s']:.2f}",
+                f"{t['driver_mb']:,.0f}",
+                t["jobs"],
+            )
+        )
+    for layer in ("bronze", "silver", "gold"):
+        rows.append(_stage_row(f"= {layer}", phase["layer_s"][layer], total))
+    rows.append(_stage_row("= DQ validation (in silver)", phase["dq_s"], total))
+    rows.append(_stage_row("= runner outside tasks", phase["pipeline_s"] - phase["tasks_s"], total))
+    rows.append(
+        _stage_row(
+            "= pipeline",
+            phase["pipeline_s"],
+            total,
+            "",
+            f"{phase['events']:,}",
+            f"{phase['rows_out']:,}",
+            "",
+            _rate(phase["events"], phase["pipeline_s"]),
+            f"{phase['dq_s']:.2f}",
+            f"{phase['write_s']:.2f}",
+            f"{phase['driver_mb']:,}",
+            phase["spark_jobs"],
+        )
+    )
+    header = "stage|s|share|status|rows in|written|table rows|in rows/s|DQ s|write s|driver MB|jobs"
+    return _table(header.split("|"), rows, "<>><>>>>>>>>")
+
+
+def summary_lines(r: dict) -> list[str]:
+    full, incr, mem = r["full"], r["incremental"], r["memory"]
+    lines = [
+        f"events {r['events']:,} ({r['landing']['files']} files, {r['landing']['mb']} MB; generated in {r['generate_s']:.1f} s)",
+        f"spark start-up            {r['spark_startup_s']:8.2f} s",
+        f"full run wall             {full['wall_s']:8.2f} s  ({full['events_per_s']:,} events/s, start-up included)",
+        f"incremental run wall      {incr['wall_s']:8.2f} s  ({incr['events']:,} events in {incr['folder']}/; "
+        f"{r['incremental_share_of_full']:.1%} of full)",
+        f"DQ validation (full)      {full['dq_s']:8.2f} s  = {r['dq_share_of_pipeline']:.1%} of pipeline "
+        f"(rules {full['dq_rules_s']:.2f}, uniqueness {full['dq_unique_s']:.2f}, ops.dq_results {full['dq_record_s']:.2f})",
+        f"silver typing / dedup     {full['silver_typing_s']:8.2f} s / {full['silver_dedup_s']:.2f} s",
+        f"ops.runs bookkeeping      {full['bookkeeping_s']:8.2f} s  (one row per task)",
+        f"table writes / scan       {full['write_s']:8.2f} s  (append/overwrite/merge) / "
+        f"{full['landing_scan_s']:.2f} s (bronze: hashing + UTF-8 check of landing files in Python)",
+        f"spark jobs / stages       {full['spark_jobs']:>8} / {full['spark_stages']} (full), "
+        f"{incr['spark_jobs']} / {incr['spark_stages']} (incremental)",
+        f"driver memory             {r['driver_memory_mb']:8} MB = peak of JVM RSS + Python RSS during the Spark runs",
+    ]
+    for phase in ("full", "incremental", "duckdb"):
+        peaks = mem["per_phase"].get(phase)
+        if peaks:
+            lines.append(
+                f"  {phase:<12} JVM heap used {peaks['jvm_heap_used_mb']:>5} MB (max {mem['heap_max_mb']}), "
+                f"after GC {peaks.get('jvm_heap_after_gc_mb', 0):>5} MB, "
+                f"JVM RSS {peaks['jvm_rss_mb']:>6} MB, Python RSS {peaks['python_rss_mb']:>6} MB"
+            )
+    lines.append(
+        f"  process peaks: JVM heap pools {mem['jvm_heap_pool_peaks_mb']} MB, JVM RSS {mem['jvm_rss_hwm_mb']} MB, "
+        f"Python ru_maxrss {mem['python_maxrss_mb']} MB (DuckDB included)"
+    )
+    lines += _duckdb_lines(r["duckdb"])
+    m = r["machine"]
+    lines.append(
+        f"machine: {m['cpus']} CPUs ({m.get('cpu_model')}), {m['memory_mb']} MB, "
+        f"load {m['load_1min_before']} -> {m['load_1min_after']}; Python {m['python']}, "
+        f"PySpark {m['pyspark']}, deltalake {m.get('deltalake')}, DuckDB {m['duckdb']}"
+    )
+    return lines
+
+
+def _duckdb_lines(d: dict | None) -> list[str]:
+    if d is None:
+        return ["duckdb reference: skipped (--no-duckdb)"]
+    full = d["full"]
+    stages = ", ".join(f"{k} {v:.2f}" for k, v in full["stage_seconds"].items())
+    lines = [
+        f"duckdb reference          {full['seconds']:8.2f} s  ({stages}); {full['events']:,} unique ECE events, "
+        f"{full['current_tags']:,} current tags, {full['current_owners']:,} current owners",
+        f"spark / duckdb            {d['ratio_spark_over_duckdb']:>8}x  ({d['spark_comparable_s']:.2f} s vs "
+        f"{d['duckdb_comparable_s']:.2f} s: {d['comparable']}); whole pipeline {d['ratio_whole_pipeline_over_duckdb']}x",
+    ]
+    for label, ref in (("full", full), ("after increment", d["after_increment"])):
+        if ref is None:
+            continue
+        check = ref["cross_check"]
+        if "skipped" in check:
+            lines.append(f"cross-check ({label}): skipped, {check['skipped']}")
+            continue
+        for name, c in check.items():
+            verdict = "equal" if c["equal"] else _difference(c)
+            lines.append(f"cross-check ({label}) {name}: {c['reference_rows']:,} rows, {verdict}")
+    return lines
+
+
+def _measured(target: Target) -> str:
+    if target.value is None:
+        return ""
+    return f"{target.value:.1%}" if target.goal.endswith("%") else f"{target.value:,.2f}"
+
+
+def _difference(check: dict) -> str:
+    return (
+        f"DIFFER: {check['only_in_reference']} only in DuckDB {check['examples_only_in_reference']}, "
+        f"{check['only_in_other']} only in gold {check['examples_only_in_other']}"
+    )
+
+
+def target_table(targets: list[Target]) -> str:
+    rows = [[t.name, t.goal, _measured(t), t.verdict, t.note] for t in targets]
+    return _table(["target", "goal", "measured", "", "note"], rows, "<<><<")
+
+
+def report(result: dict, out=None) -> None:
+    """The text report of one size (tables first, then the key figures)."""
+    out = out or sys.stdout
+    scope = f" (tasks {', '.join(result['tasks'])} and their upstream)" if result.get("tasks") else ""
+    for name in ("full", "incremental"):
+        print(f"\n== {name} run: {result[name]['events']:,} events{scope} ==", file=out)
+        print(stage_table(result[name]), file=out)
+        if result[name]["error"]:
+            print(f"RUN FAILED: {result[name]['error']}", file=out)
+    print("\n== summary ==", file=out)
+    for line in summary_lines(result):
+        print(line, file=out)
+
+
+def scaling_table(results: list[dict]) -> str:
+    """Per size: start-up, full wall, pipeline seconds, microseconds per event and growth vs the previous size."""
+    rows, previous = [], None
+    for r in sorted(results, key=lambda r: r["events"]):
+        seconds = per_event(r)
+        growth = f"{seconds / per_event(previous) - 1:+.1%}" if previous else ""
+        full, duck = r["full"], r["duckdb"] or {}
+        rows.append(
+            [
+                f"{r['events']:,}",
+                f"{r['spark_startup_s']:.1f}",
+                f"{full['wall_s']:.1f}",
+                f"{full['pipeline_s']:.1f}",
+                f"{seconds * 1e6:.1f}",
+                growth,
+                f"{r['incremental']['wall_s']:.1f}",
+                f"{r['dq_share_of_pipeline']:.1%}",
+                r["driver_memory_mb"],
+                duck.get("ratio_spark_over_duckdb", ""),
+            ]
+        )
+        previous = r
+    header = "events|start s|full wall s|pipeline s|us/event|growth|incr s|DQ share|driver MB|spark/duckdb"
+    return _table(header.split("|"), rows, ">" * 10)

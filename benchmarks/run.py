@@ -1,0 +1,488 @@
+"""`python -m benchmarks.run`: wall time, throughput and memory of the pipeline, per stage, with targets.
+
+Why: performance claims need numbers a reader can reproduce with one command.
+One run generates N events, runs the job graph from an empty warehouse
+(Spark start-up included), adds ~1% new events in new files and runs again
+incrementally; after each run the DuckDB reference does the core DataHub work
+on the same files, timed in the same process, and is cross-checked against
+the gold timelines. `--sizes` runs each size in its own process (clean memory
+peaks, cold start each time) and reports how the time per event grows.
+
+Nothing in `pipelines/` is edited: see `benchmarks.instrument`. The output is
+an aligned text report (`benchmarks.report`) and, last, one JSON line with
+every figure.
+
+    python -m benchmarks.run --events 250000
+    python -m benchmarks.run --sizes 250000,1000000,4000000 --workdir /tmp/bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from benchmarks.instrument import Instrumentation, MemorySampler, TaskTiming
+from benchmarks.report import report, scaling_table, target_table
+from benchmarks.targets import evaluate_targets, per_event
+from benchmarks.workload import add_increment, generate_landing, landing_stats, restrict_graph
+
+DEFAULT_EVENTS = 250_000
+COMPARABLE_TABLES = (  # the part of the pipeline the DuckDB reference also does
+    "bronze.datahub_entity_change_events",
+    "silver.datahub_entity_changes",
+    "gold.tag_timeline",
+    "gold.ownership_timeline",
+)
+GOLD_TIMELINES = ("gold.tag_timeline", "gold.ownership_timeline")
+PHASES = ("full", "incremental", "duckdb")
+
+
+# -- one pipeline run ---------------------------------------------------------------------------
+
+
+@dataclass
+class Phase:
+    """One pipeline run (full or incremental)."""
+
+    name: str
+    events: int
+    wall_s: float = 0.0  # what a user waits for (the full run includes Spark start-up)
+    pipeline_s: float = 0.0  # run_pipeline's own clock (graph, lock, every task)
+    tasks: list[TaskTiming] = field(default_factory=list)
+    error: str | None = None  # the runner's one-line reason when a task failed: figures are partial
+
+    def total(self, attribute: str, layer: str | None = None) -> float:
+        return sum(getattr(t, attribute) for t in self.tasks if layer is None or t.layer == layer)
+
+    def seconds_of(self, tables: tuple[str, ...]) -> float:
+        return sum(t.seconds for t in self.tasks if t.table in tables)
+
+
+def run_phase(instrumentation: Instrumentation, config, graph, store, name: str, events: int) -> Phase:
+    """One `run_pipeline` call, timed; then each task's table size from the Delta log."""
+    from pipelines.runner import RunFailed, run_pipeline
+
+    instrumentation.phase = name
+    instrumentation.sampler.switch(name)
+    phase = Phase(name, events)
+    started = time.monotonic()
+    try:
+        phase.pipeline_s = run_pipeline(config, graph=graph, spark=instrumentation.spark).seconds
+    except RunFailed as exc:  # keep what was measured; the report and the exit code say it failed
+        phase.error = str(exc)
+        phase.pipeline_s = time.monotonic() - started
+    phase.wall_s = time.monotonic() - started
+    phase.tasks = instrumentation.for_phase(name)
+    for task in phase.tasks:
+        task.table_rows = store.count_added_since(task.table, None) if store.exists(task.table) else 0
+    return phase
+
+
+def phase_figures(phase: Phase, memory: dict[str, float]) -> dict:
+    """The run's totals and per-task figures, rounded for the report and the JSON line."""
+    return {
+        "events": phase.events,
+        "error": phase.error,
+        "wall_s": round(phase.wall_s, 2),
+        "pipeline_s": round(phase.pipeline_s, 2),
+        "events_per_s": round(phase.events / phase.wall_s) if phase.wall_s else None,
+        "tasks_s": round(phase.total("seconds"), 2),
+        "rows_out": int(phase.total("rows_out")),
+        "layer_s": {layer: round(phase.total("seconds", layer), 2) for layer in ("bronze", "silver", "gold")},
+        "dq_s": round(phase.total("dq_s", "silver"), 2),
+        "dq_rules_s": round(phase.total("dq_rules_s"), 2),
+        "dq_unique_s": round(phase.total("dq_unique_s"), 2),
+        "dq_record_s": round(phase.total("dq_record_s"), 2),
+        "silver_typing_s": round(phase.total("typing_s"), 2),
+        "silver_dedup_s": round(phase.total("dedup_s"), 2),
+        "bookkeeping_s": round(phase.total("bookkeeping_s"), 2),
+        "landing_scan_s": round(phase.total("scan_s"), 2),
+        "write_s": round(phase.total("write_s"), 2),
+        "spark_jobs": int(phase.total("jobs")),
+        "spark_stages": int(phase.total("stages")),
+        "driver_mb": round(memory.get("driver_rss_mb", 0)),
+        "comparable_s": round(phase.seconds_of(COMPARABLE_TABLES), 2),
+        "tasks": [
+            {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(t).items() if k != "phase"}
+            | {"dq_s": round(t.dq_s, 3)}
+            for t in phase.tasks
+        ],
+    }
+
+
+# -- the DuckDB reference -----------------------------------------------------------------------
+
+
+def _timelines_ran(phase: Phase | None) -> bool:
+    if phase is None or phase.error is None:
+        return True
+    done = {t.table for t in phase.tasks if t.status in ("SUCCESS", "SKIPPED")}
+    return all(t in done for t in GOLD_TIMELINES)
+
+
+def cross_check(ref, store) -> dict:
+    """The reference's current rows and intervals vs the Spark gold tables (DataHub rows only)."""
+    from pyspark.sql import functions as F
+
+    missing = [t for t in GOLD_TIMELINES if not store.exists(t)]
+    if missing:
+        return {"skipped": f"gold tables absent: {', '.join(missing)} (not in the job graph?)"}
+    checks = {}
+    for table, keys in (("tag_timeline", ["tag_urn"]), ("ownership_timeline", ["owner_urn", "owner_type"])):
+        gold = store.read(f"gold.{table}").where(F.col("source") == "datahub")
+        current = gold.where("is_current").select("entity_urn", *keys).toArrow()
+        checks[f"{table}.current"] = ref.compare(table, current, ["entity_urn", *keys], where="is_current")
+        intervals = gold.select(
+            "entity_urn",
+            *keys,
+            F.unix_micros("valid_from").alias("valid_from_us"),
+            F.unix_micros("valid_to").alias("valid_to_us"),
+            "end_reason",
+        ).toArrow()
+        columns = ["entity_urn", *keys, "valid_from_us", "valid_to_us", "end_reason"]
+        checks[f"{table}.intervals"] = ref.compare(table, intervals, columns)
+    return checks
+
+
+def run_reference_checked(landing: Path, out_dir: Path, store, phase: Phase) -> dict:
+    """Time the DuckDB reference on `landing` and cross-check it against gold after `phase`.
+
+    The cross-check is skipped when `phase` failed before both timeline tasks ran:
+    gold then still shows the previous run.
+    """
+    from benchmarks.duckdb_reference import run_reference
+
+    ref = run_reference(landing, out_dir=out_dir)
+    try:
+        result = {
+            "seconds": ref.seconds,
+            "stage_seconds": ref.stage_seconds,
+            "records": ref.records,
+            "events": ref.events,
+            "tag_intervals": ref.count("tag_timeline"),
+            "ownership_intervals": ref.count("ownership_timeline"),
+            "current_tags": ref.count("tag_timeline", "is_current"),
+            "current_owners": ref.count("ownership_timeline", "is_current"),
+            "skipped_documents": ref.skipped_documents,
+        }
+        result["cross_check"] = (
+            cross_check(ref, store)
+            if _timelines_ran(phase)
+            else {"skipped": f"the {phase.name} run failed before the gold timelines ran ({phase.error})"}
+        )
+    finally:
+        ref.con.close()
+    return result
+
+
+def duckdb_figures(full: Phase, references: dict[str, dict | None]) -> dict:
+    """Spark's comparable tasks vs the reference; without gold timelines, the ingest/typing part only."""
+    ref = references["full"]
+    with_gold = all(t in {task.table for task in full.tasks} for t in GOLD_TIMELINES)
+    stages = ref["stage_seconds"]
+    duck_s = ref["seconds"] if with_gold else stages["ingest"] + stages["dedup_flatten"]
+    spark_s = full.seconds_of(COMPARABLE_TABLES)
+    comparable = "ECE bronze + silver entity changes + gold tag/ownership timelines"
+    if not with_gold:
+        comparable = "ECE bronze + silver entity changes vs DuckDB ingest + dedup (no gold timelines ran)"
+    return references | {
+        "comparable": comparable,
+        "spark_comparable_s": round(spark_s, 2),
+        "duckdb_comparable_s": round(duck_s, 2),
+        "ratio_spark_over_duckdb": round(spark_s / duck_s, 1) if duck_s else None,
+        "ratio_whole_pipeline_over_duckdb": round(full.wall_s / ref["seconds"], 1)
+        if ref["seconds"]
+        else None,
+    }
+
+
+# -- one size -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Bench:
+    """What one size works with: folders, configuration, graph, session, store and the meters."""
+
+    workdir: Path
+    config: object
+    graph: object
+    spark: object
+    store: object
+    sampler: MemorySampler
+    instrumentation: Instrumentation
+
+    @property
+    def landing(self) -> Path:
+        return self.workdir / "landing"
+
+
+def _full_and_incremental(bench: Bench, events: int, fraction: float, seed: int, reference: bool) -> dict:
+    """The full run, the reference on its data, the increment, the incremental run, the reference again."""
+    references: dict[str, dict | None] = {"full": None, "after_increment": None}
+    full = run_phase(bench.instrumentation, bench.config, bench.graph, bench.store, "full", events)
+    if reference:
+        bench.sampler.switch("duckdb")
+        references["full"] = run_reference_checked(
+            bench.landing, bench.workdir / "duckdb-full", bench.store, full
+        )
+    incremental, folder = Phase("incremental", 0, error="not run: the full run failed"), None
+    if full.error is None:
+        increment, folder = add_increment(bench.landing, max(1, round(events * fraction)), seed + 1)
+        incremental = run_phase(
+            bench.instrumentation,
+            bench.config,
+            bench.graph,
+            bench.store,
+            "incremental",
+            sum(increment.values()),
+        )
+        if reference:
+            bench.sampler.switch("duckdb")
+            references["after_increment"] = run_reference_checked(
+                bench.landing, bench.workdir / "duckdb-incr", bench.store, incremental
+            )
+    return {"full": full, "incremental": incremental, "folder": folder, "references": references}
+
+
+def run_size(
+    events: int,
+    workdir: Path,
+    fraction: float = 0.01,
+    seed: int = 0,
+    spark=None,
+    dq_split: bool = True,
+    reference: bool = True,
+    tasks: list[str] | None = None,
+) -> dict:
+    """Everything for one size; returns the figures (see `benchmarks.report` for their meaning).
+
+    Pass `spark` to reuse a session (tests): start-up then counts as zero and the
+    session is left running. `tasks` restricts the graph to those tasks and their upstream.
+    """
+    from pipelines.config import load_config
+    from pipelines.graph import load_graph
+    from pipelines.spark import get_spark
+    from pipelines.store import open_store
+
+    landing, warehouse = workdir / "landing", workdir / "warehouse"
+    if warehouse.exists():
+        shutil.rmtree(warehouse)
+    started = time.monotonic()
+    generated = generate_landing(landing, events, seed)
+    figures: dict = {"events": events, "incremental_fraction": fraction, "seed": seed, "tasks": tasks}
+    figures |= {"generated": generated, "landing": landing_stats(landing)}
+    figures["generate_s"] = round(time.monotonic() - started, 2)
+    config = load_config().with_overrides(landing=str(landing), warehouse=str(warehouse))
+    graph = restrict_graph(load_graph(), tasks) if tasks else load_graph()
+    load_before = os.getloadavg()[0]
+
+    wall_started = time.monotonic()
+    own_session = spark is None
+    spark = spark or get_spark(config)
+    figures["spark_startup_s"] = round(time.monotonic() - wall_started, 2) if own_session else 0.0
+    sampler = MemorySampler(spark)
+    instrumentation = Instrumentation(spark, sampler, dq_split)
+    bench = Bench(
+        workdir, config, graph, spark, open_store(spark, warehouse, config.engine), sampler, instrumentation
+    )
+    sampler.start()
+    try:
+        with instrumentation.active():
+            runs = _full_and_incremental(bench, sum(generated.values()), fraction, seed, reference)
+    finally:
+        memory = sampler.stop(PHASES)
+        if own_session:
+            spark.stop()
+    full, incremental = runs["full"], runs["incremental"]
+    full.wall_s += figures["spark_startup_s"]
+    full_figures = phase_figures(full, memory["per_phase"]["full"])
+    figures |= {
+        "full": full_figures,
+        "incremental": phase_figures(incremental, memory["per_phase"]["incremental"])
+        | {"folder": runs["folder"]},
+        "incremental_share_of_full": round(incremental.wall_s / full.wall_s, 4) if full.wall_s else None,
+        "dq_share_of_pipeline": round(full_figures["dq_s"] / full.pipeline_s, 4) if full.pipeline_s else None,
+        "dq_split": dq_split and not instrumentation.missing,
+        "instrumentation_missing": instrumentation.missing,
+        "memory": memory,
+        "driver_memory_mb": max(
+            full_figures["driver_mb"], round(memory["per_phase"]["incremental"].get("driver_rss_mb", 0))
+        ),
+        "duckdb": duckdb_figures(full, runs["references"]) if reference else None,
+        "machine": machine_info(load_before),
+    }
+    return figures
+
+
+def _cpu_model() -> str | None:
+    with contextlib.suppress(OSError):
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    return None
+
+
+def machine_info(load_before: float) -> dict:
+    """What the numbers were measured on; a high load means the machine was shared."""
+    import deltalake
+    import duckdb
+    import pyspark
+
+    total_mb = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            total_mb = round(int(meminfo.readline().split()[1]) / 1024)
+    return {
+        "cpus": os.cpu_count(),
+        "cpu_model": _cpu_model(),
+        "memory_mb": total_mb,
+        "load_1min_before": round(load_before, 2),
+        "load_1min_after": round(os.getloadavg()[0], 2),
+        "python": platform.python_version(),
+        "pyspark": pyspark.__version__,
+        "deltalake": deltalake.__version__,
+        "duckdb": duckdb.__version__,
+        "at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+# -- entry points -------------------------------------------------------------------------------
+
+
+def _single(args: argparse.Namespace, spark=None) -> dict:
+    workdir, temporary = _workdir(args.workdir, args.events)
+    try:
+        result = run_size(
+            args.events,
+            workdir,
+            args.incremental_fraction,
+            args.seed,
+            spark=spark,
+            dq_split=args.dq_split,
+            reference=args.duckdb,
+            tasks=args.tasks,
+        )
+    finally:
+        if temporary:
+            shutil.rmtree(workdir, ignore_errors=True)
+    report(result)
+    targets = evaluate_targets([result])
+    print("\n== targets ==\n" + target_table(targets))
+    return result | {"targets": [asdict(t) | {"verdict": t.verdict} for t in targets]}
+
+
+def _workdir(given: str | None, events: int) -> tuple[Path, bool]:
+    if given:
+        path = Path(given).expanduser().resolve() / f"events-{events}"
+        path.mkdir(parents=True, exist_ok=True)
+        return path, False
+    return Path(tempfile.mkdtemp(prefix=f"lakehouse-bench-{events}-")), True
+
+
+def _child_command(args: argparse.Namespace, events: int) -> list[str]:
+    command = [sys.executable, "-m", "benchmarks.run", "--events", str(events), "--seed", str(args.seed)]
+    command += ["--incremental-fraction", str(args.incremental_fraction)]
+    if args.workdir:
+        command += ["--workdir", args.workdir]
+    if args.tasks:
+        command += ["--tasks", ",".join(args.tasks)]
+    if not args.dq_split:
+        command.append("--no-dq-split")
+    if not args.duckdb:
+        command.append("--no-duckdb")
+    return command
+
+
+def _run_child(command: list[str]) -> dict:
+    """Run one size in its own process, echoing its report; its last JSON line is the result."""
+    last = None
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1) as child:
+        assert child.stdout is not None
+        for line in child.stdout:
+            sys.stdout.write(line)
+            if line.startswith("{"):
+                last = line
+    if last is None:
+        raise RuntimeError(f"benchmark size failed (exit {child.returncode}): {' '.join(command)}")
+    return json.loads(last)
+
+
+def _sizes(args: argparse.Namespace) -> dict:
+    results = []
+    for events in sorted(args.sizes):
+        print(f"\n######## size {events:,} ########", flush=True)
+        results.append(_run_child(_child_command(args, events)))
+    print("\n== scaling (us/event: full pipeline without Spark start-up; growth vs previous size) ==")
+    print(scaling_table(results))
+    targets = evaluate_targets(results)
+    print("\n== targets ==\n" + target_table(targets))
+    return {
+        "sizes": results,
+        "growth_per_event": {
+            f"{a['events']}->{b['events']}": round(per_event(b) / per_event(a) - 1, 4)
+            for a, b in zip(results, results[1:], strict=False)
+        },
+        "targets": [asdict(t) | {"verdict": t.verdict} for t in targets],
+    }
+
+
+def _csv(text: str) -> list[str]:
+    return [part for part in text.split(",") if part]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=DEFAULT_EVENTS, help="events of the full run")
+    parser.add_argument(
+        "--incremental-fraction", type=float, default=0.01, help="new events, as share of --events"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="generator seed (the increment uses seed + 1)")
+    parser.add_argument(
+        "--workdir", help="keep landing, warehouse and outputs under DIR/events-<N> (default: temp)"
+    )
+    parser.add_argument(
+        "--sizes", type=lambda s: [int(x) for x in _csv(s)], help="e.g. 250000,1000000 (one process each)"
+    )
+    parser.add_argument(
+        "--tasks", type=_csv, help="only these task keys and their upstream, e.g. gold_tag_timeline"
+    )
+    parser.add_argument("--no-dq-split", dest="dq_split", action="store_false", help="no DQ timing wrappers")
+    parser.add_argument("--no-duckdb", dest="duckdb", action="store_false", help="skip the DuckDB reference")
+    return parser.parse_args(argv)
+
+
+def failures(figures: dict) -> list[str]:
+    """The runs that failed, as `<events> <phase>: <reason>`."""
+    return [
+        f"{r['events']} {phase}: {r[phase]['error']}"
+        for r in figures.get("sizes", [figures])
+        for phase in ("full", "incremental")
+        if r[phase]["error"]
+    ]
+
+
+def main(argv: list[str] | None = None, spark=None) -> int:
+    """The CLI; `spark` reuses a running session for a single size (tests), else each run starts its own.
+
+    Exit 1 when a pipeline run failed (the figures measured until then are still printed).
+    """
+    args = parse_args(argv)
+    figures = _sizes(args) if args.sizes else _single(args, spark)
+    print(json.dumps(figures, default=str), flush=True)
+    return 1 if failures(figures) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

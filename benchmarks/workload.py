@@ -1,0 +1,73 @@
+"""The benchmark's workload: synthetic landing folders, the 1% increment, and the graph to run.
+
+Why: every size must run on data written the same way (`lakehouse generate`),
+and the increment must arrive as new files in the folders the pipeline already
+watches, exactly as a later landing would.
+
+    generate_landing(Path("/tmp/b/landing"), 250_000, seed=0)
+    add_increment(Path("/tmp/b/landing"), 2_500, seed=1)   # -> (counts, "incr-1")
+    restrict_graph(load_graph(), ["gold_tag_timeline"])    # the task and everything upstream
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from pathlib import Path
+
+from pipelines.graph import JobGraph
+
+MB = 1024 * 1024
+
+
+def generate_landing(landing: Path, events: int, seed: int) -> dict[str, int]:
+    """The base landing folder, written from scratch."""
+    from pipelines.generate import generate
+
+    if landing.exists():
+        shutil.rmtree(landing)
+    return generate(landing, events, seed)
+
+
+def add_increment(landing: Path, events: int, seed: int) -> tuple[dict[str, int], str]:
+    """Generate `events` more records and move them under `<source>/incr-<n>/` (new names, same folders)."""
+    from pipelines.generate import generate
+
+    number = 1
+    while any((landing / source / f"incr-{number}").exists() for source in _sources(landing)):
+        number += 1
+    folder = f"incr-{number}"
+    with tempfile.TemporaryDirectory(prefix="bench-incr-", dir=landing.parent) as scratch:
+        counts = generate(scratch, events, seed)
+        for path in sorted(Path(scratch).rglob("*")):
+            if path.is_file():
+                relative = path.relative_to(scratch)
+                target = landing / relative.parts[0] / folder / Path(*relative.parts[1:])
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.move(str(path), str(target))
+    return counts, folder
+
+
+def _sources(landing: Path) -> list[str]:
+    return sorted(p.name for p in landing.iterdir() if p.is_dir()) if landing.is_dir() else []
+
+
+def landing_stats(landing: Path) -> dict[str, float]:
+    files = [p for p in landing.rglob("*") if p.is_file()]
+    return {"files": len(files), "mb": round(sum(p.stat().st_size for p in files) / MB, 1)}
+
+
+def restrict_graph(graph: JobGraph, keys: list[str]) -> JobGraph:
+    """The tasks `keys` and every task they depend on, directly or not (declaration order kept)."""
+    by_key = {t.key: t for t in graph.tasks}
+    unknown = sorted(set(keys) - set(by_key))
+    if unknown:
+        raise ValueError(f"unknown task keys {unknown}; the graph has {sorted(by_key)}")
+    wanted, pending = set(), list(keys)
+    while pending:
+        key = pending.pop()
+        if key not in wanted:
+            wanted.add(key)
+            pending.extend(by_key[key].depends_on)
+    return dataclasses.replace(graph, tasks=tuple(t for t in graph.tasks if t.key in wanted))

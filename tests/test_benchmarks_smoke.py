@@ -1,0 +1,242 @@
+"""The benchmark end to end on a tiny size, and the DuckDB reference against the plain-Python model.
+
+Why: the benchmark's numbers are only worth printing if the run really happened
+(every layer timed, positive figures, one JSON line a script can read), and the
+DuckDB reference only cross-checks gold if it is right itself, so it is held to
+`tests/reference_model.py` on the same landing folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from benchmarks import run as bench
+from benchmarks.duckdb_reference import run_reference
+from benchmarks.report import report
+from benchmarks.targets import evaluate_targets
+from benchmarks.workload import add_increment, generate_landing, restrict_graph
+from pipelines.config import PROJECT_ROOT
+from pipelines.graph import load_graph
+from pipelines.store import open_store
+from tests.reference_model import expected_current_owners, expected_current_tags
+
+EVENTS = 2_000
+# The DataHub and OpenMetadata chains into the two timelines: every kind of stage (bronze, silver with
+# DQ, gold) in 7 tasks instead of the graph's 34, so the smoke test stays quick on a shared machine.
+TASKS = "gold_tag_timeline,gold_ownership_timeline"
+APPEND_ONLY = ("bronze", "silver")
+
+
+@pytest.fixture(scope="module")
+def printed(spark, tmp_path_factory) -> tuple[dict, Path, str, int]:
+    """One benchmark run on the shared session: (its final JSON line, workdir, text report, exit code)."""
+    workdir = tmp_path_factory.mktemp("bench")
+    out = io.StringIO()
+    argv = ["--events", str(EVENTS), "--workdir", str(workdir), "--tasks", TASKS]
+    with contextlib.redirect_stdout(out):
+        code = bench.main(argv, spark=spark)
+    text = out.getvalue()
+    return json.loads(text.strip().splitlines()[-1]), workdir / f"events-{EVENTS}", text, code
+
+
+def _tasks(figures: dict, phase: str) -> dict[str, dict]:
+    return {t["key"]: t for t in figures[phase]["tasks"]}
+
+
+@pytest.mark.slow
+def test_full_and_incremental_runs_complete(printed):
+    figures, _workdir, _text, code = printed
+    assert bench.failures(figures) == [] and code == 0
+
+
+@pytest.mark.slow
+def test_stage_tables_print_every_task_and_the_dq_and_layer_totals(printed):
+    figures, _workdir, text, _code = printed
+    graph = restrict_graph(load_graph(), TASKS.split(","))
+    keys = [t.key for t in graph.ordered()]
+    full_table, incremental_table = text.split("== incremental run")[0], text.split("== incremental run")[1]
+    for table, phase in ((full_table, "full"), (incremental_table, "incremental")):
+        assert list(_tasks(figures, phase)) == keys
+        lines = table.splitlines()
+        for label in [*keys, "= bronze", "= silver", "= gold", "= DQ validation (in silver)", "= pipeline"]:
+            assert any(line.startswith(label + " ") for line in lines), (phase, label)
+        for task in figures[phase]["tasks"]:
+            assert task["seconds"] > 0 and task["driver_mb"] > 0 and task["jobs"] > 0, task
+    silver = [t for t in figures["full"]["tasks"] if t["layer"] == "silver"]
+    assert all(t["dq_s"] > 0 for t in silver)
+    assert figures["full"]["dq_s"] == pytest.approx(sum(t["dq_s"] for t in silver), abs=0.01)
+    assert 0 < figures["dq_share_of_pipeline"] < 1
+    assert figures["full"]["events_per_s"] > 0 and figures["driver_memory_mb"] > 0
+    assert "== summary ==" in text and "== targets ==" in text and "spark / duckdb" in text
+
+
+@pytest.mark.slow
+def test_incremental_run_is_reported_on_the_new_files_only(printed):
+    figures, _workdir, _text, _code = printed
+    incremental = figures["incremental"]
+    assert incremental["events"] == EVENTS // 100 and incremental["folder"] == "incr-1"
+    bronze = [t for t in incremental["tasks"] if t["layer"] == "bronze"]
+    assert sum(t["rows_out"] for t in bronze) <= incremental["events"]
+    assert all(t["status"] == "SUCCESS" and t["rows_out"] > 0 for t in bronze)
+    assert incremental["wall_s"] > 0 and 0 < figures["incremental_share_of_full"]
+
+
+@pytest.mark.slow
+def test_rows_written_reconcile_with_the_warehouse(printed, spark):
+    figures, workdir, _text, _code = printed
+    full, incremental = _tasks(figures, "full"), _tasks(figures, "incremental")
+    store = open_store(spark, workdir / "warehouse", "delta-rs")
+    for key, task in full.items():
+        assert task["table_rows"] == task["rows_out"] > 0, key  # from an empty warehouse
+    for key, task in incremental.items():
+        counted = store.read(task["table"]).count()
+        assert task["table_rows"] == counted, key
+        if task["layer"] in APPEND_ONLY:
+            assert counted == full[key]["rows_out"] + task["rows_out"], key
+        else:  # gold replaces the touched groups: the rows rebuilt are part of the table
+            assert 0 < task["rows_out"] <= counted, key
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("moment", ["full", "after_increment"])
+def test_gold_timelines_equal_the_duckdb_reference(printed, moment):
+    figures, _workdir, _text, _code = printed
+    check = figures["duckdb"][moment]["cross_check"]
+    assert set(check) == {
+        f"{table}.{part}"
+        for table in ("tag_timeline", "ownership_timeline")
+        for part in ("current", "intervals")
+    }
+    assert {name: c["equal"] for name, c in check.items()} == dict.fromkeys(check, True)
+    assert all(c["reference_rows"] > 0 for c in check.values())
+    assert figures["duckdb"]["full"]["seconds"] > 0 and figures["duckdb"]["ratio_spark_over_duckdb"] > 0
+
+
+@pytest.mark.slow
+def test_duckdb_reference_equals_the_reference_model_on_the_benchmark_landing(printed):
+    _figures, workdir, _text, _code = printed
+    landing = workdir / "landing"
+    ref = run_reference(landing)
+    try:
+        assert ref.current_tags() == expected_current_tags(landing)
+        assert ref.current_owners() == expected_current_owners(landing)
+    finally:
+        ref.con.close()
+
+
+def test_duckdb_reference_equals_the_reference_model_on_the_samples():
+    landing = PROJECT_ROOT / "samples" / "landing"
+    ref = run_reference(landing)
+    try:
+        assert ref.current_tags() == expected_current_tags(landing)
+        assert ref.current_owners() == expected_current_owners(landing)
+        assert ref.skipped_documents == []
+    finally:
+        ref.con.close()
+
+
+def test_increment_lands_under_new_folders_of_each_source(tmp_path):
+    landing = tmp_path / "landing"
+    generate_landing(landing, 200, seed=1)
+    before = {p for p in landing.rglob("*") if p.is_file()}
+    counts, folder = add_increment(landing, 50, seed=2)
+    added = {p for p in landing.rglob("*") if p.is_file()} - before
+    assert folder == "incr-1" and sum(counts.values()) == 50
+    assert {p.relative_to(landing).parts[:2] for p in added} == {
+        (source, "incr-1") for source in ("datahub_ece", "datahub_audit", "openmetadata", "dataworks")
+    }
+    assert add_increment(landing, 10, seed=3)[1] == "incr-2"
+    shutil.rmtree(landing)
+
+
+def _result(events: int, pipeline_s: float, wall_s: float) -> dict:
+    """The figures `evaluate_targets` reads, for one size."""
+    return {
+        "events": events,
+        "full": {"wall_s": wall_s, "pipeline_s": pipeline_s, "error": None},
+        "incremental": {"wall_s": 5.0, "events": events // 100, "error": None},
+        "incremental_share_of_full": 5.0 / wall_s,
+        "dq_share_of_pipeline": 0.1,
+        "dq_split": True,
+        "driver_memory_mb": 3000,
+        "spark_startup_s": 8.0,
+        "duckdb": {"ratio_spark_over_duckdb": 12.5},
+    }
+
+
+def test_targets_pass_miss_or_say_what_run_they_need():
+    verdicts = {t.name: t.verdict for t in evaluate_targets([_result(250_000, 20.0, 30.0)])}
+    assert verdicts["full pipeline, 1M events"] == "N/A"
+    assert verdicts["DQ share of pipeline time"] == "PASS"
+    sizes = [_result(1_000_000, 50.0, 58.0), _result(4_000_000, 240.0, 250.0)]
+    targets = {t.name: t for t in evaluate_targets(sizes)}
+    assert targets["full pipeline, 1M events"].verdict == "PASS"
+    assert targets["growth per event 1M -> 4M"].value == pytest.approx(0.2)
+    assert targets["growth per event 1M -> 4M"].verdict == "MISS"
+    assert targets["driver memory at 4M"].verdict == "PASS"
+    sizes[0]["incremental"]["error"] = "gold_x: failed"
+    verdicts = {t.name: t.verdict for t in evaluate_targets(sizes)}
+    assert verdicts["full pipeline, 1M events"] == verdicts["incremental 1% on top of 1M"] == "MISS"
+
+
+def test_sizes_run_one_process_each_and_print_the_growth(monkeypatch, capsys):
+    children = []
+
+    def fake_child(command):
+        events = int(command[command.index("--events") + 1])
+        children.append(events)
+        return _result(events, pipeline_s=events / 20_000, wall_s=events / 20_000 + 8)
+
+    monkeypatch.setattr(bench, "_run_child", fake_child)
+    assert bench.main(["--sizes", "4000000,1000000"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    figures = json.loads(lines[-1])
+    assert children == [1_000_000, 4_000_000]
+    assert figures["growth_per_event"] == {"1000000->4000000": 0.0}
+    assert any(line.lstrip().startswith("4,000,000") and "+0.0%" in line for line in lines)
+
+
+def _phase(name: str, events: int) -> dict:
+    tasks = [
+        bench.TaskTiming(name, "bronze_a", "bronze.a", "bronze", "SUCCESS", 2.0, 100, 100, 100, scan_s=0.2),
+        bench.TaskTiming(name, "silver_a", "silver.a", "silver", "SUCCESS", 3.0, 100, 98, 97, dq_rules_s=0.4),
+        bench.TaskTiming(name, "gold_a", "gold.a", "gold", "SKIPPED", 0.5, jobs=2, stages=3, write_s=0.1),
+    ]
+    phase = bench.Phase(name, events, wall_s=7.0, pipeline_s=6.0, tasks=tasks)
+    return bench.phase_figures(phase, {"driver_rss_mb": 1500.0})
+
+
+def test_report_prints_every_figure_without_spark():
+    peaks = {"jvm_heap_used_mb": 900, "python_rss_mb": 300, "jvm_rss_mb": 1200}
+    check = {"equal": True, "reference_rows": 5}
+    reference = {"seconds": 0.5, "stage_seconds": {"ingest": 0.2, "dedup_flatten": 0.3}, "events": 90}
+    reference |= {"current_tags": 3, "current_owners": 2, "cross_check": {"tag_timeline.current": check}}
+    result = {
+        "events": 100,
+        "landing": {"files": 4, "mb": 0.1},
+        "generate_s": 0.1,
+        "spark_startup_s": 1.0,
+        "full": _phase("full", 100),
+        "incremental": _phase("incremental", 1) | {"folder": "incr-1"},
+        "incremental_share_of_full": 1.0,
+        "dq_share_of_pipeline": 0.07,
+        "memory": {"per_phase": {"full": peaks}, "heap_max_mb": 4096, "jvm_heap_pool_peaks_mb": 1000}
+        | {"jvm_rss_hwm_mb": 1300, "python_maxrss_spark_full_mb": 310, "python_maxrss_mb": 400},
+        "driver_memory_mb": 1200,
+        "duckdb": {"full": reference, "after_increment": None, "comparable": "ECE"}
+        | {"spark_comparable_s": 5.0, "duckdb_comparable_s": 0.5, "ratio_spark_over_duckdb": 10.0}
+        | {"ratio_whole_pipeline_over_duckdb": 14.0},
+        "machine": {"cpus": 2, "memory_mb": 1, "load_1min_before": 1, "load_1min_after": 2}
+        | {"python": "3", "pyspark": "4", "duckdb": "2"},
+    }
+    out = io.StringIO()
+    report(result, out)
+    text = out.getvalue()
+    assert "silver_a" in text and "= runner outside tasks" in text and "spark / duckdb" in text
+    assert "tag_timeline.current: 5 rows, equal" in text
