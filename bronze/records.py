@@ -57,21 +57,33 @@ def _container_sql(job: BronzeJob, value: str) -> str:
 
 
 def _records_sql(job: BronzeJob, content: str) -> str:
-    page = "".join(
+    """SQL: array of (line_number, raw, container, page columns...) for one file's text.
+
+    Per line (or document) the records, the container and the page columns are
+    computed once; only then are the records spread out. (Spark does not share
+    work across lambda calls, so computing the container inside the per-record
+    lambda re-parsed a whole audit page once per usage event.)
+    """
+    page_fields = "".join(
         f", '{column}', get_json_object(x.text, {_sql_string('$.' + field)})"
         for column, (field, _dtype) in job.page_columns.items()
     )
+    page_refs = "".join(f", '{column}', y.{column}" for column in job.page_columns)
     elements = _elements_sql(job, "x.text")
     return f"""
     flatten(transform(
-        filter(
-            transform(CASE WHEN mode = '{LINES}' THEN split({content}, '\\r?\\n') ELSE array({content}) END,
-                      (l, i) -> named_struct('text', l, 'line', i)),
-            x -> x.text RLIKE '\\\\S'),
-        x -> transform(
-            CASE WHEN mode = '{CORRUPT_DOCUMENT}' THEN array(x.text) ELSE {elements} END,
-            (e, j) -> named_struct('line_number', CAST(x.line AS BIGINT), 'raw', e,
-                                   'container', {_container_sql(job, "x.text")}{page}))))
+        transform(
+            filter(
+                transform(CASE WHEN mode = '{LINES}' THEN split({content}, '\\r?\\n') ELSE array({content}) END,
+                          (l, i) -> named_struct('text', l, 'line', i)),
+                x -> x.text RLIKE '\\\\S'),
+            x -> named_struct(
+                'line', x.line,
+                'elements', CASE WHEN mode = '{CORRUPT_DOCUMENT}' THEN array(x.text) ELSE {elements} END,
+                'container', {_container_sql(job, "x.text")}{page_fields})),
+        y -> transform(y.elements,
+            e -> named_struct('line_number', CAST(y.line AS BIGINT), 'raw', e,
+                              'container', y.container{page_refs}))))
     """
 
 
