@@ -1,4 +1,4 @@
-"""Small builders for readable fixtures."""
+"""Small builders for readable fixtures, and the end-to-end checks the sample and scale tests share."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import datetime as dt
 import json
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import MapType
 
 from bronze.schema import BRONZE_COLUMNS
+from pipelines.store import TableStore
 
 LANDED_AT = dt.datetime(2025, 12, 31, 23, 0, tzinfo=dt.timezone.utc)  # bronze_frame's source_modified_at
 INGESTED_AT = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)  # bronze_frame's ingested_at
@@ -45,3 +48,74 @@ def bronze_frame(
             )
         )
     return spark.createDataFrame(rows, BRONZE_COLUMNS)
+
+
+# End-to-end checks shared by the sample and the generated-scale tests ----------------------------
+
+BRONZE_TABLES = {
+    "datahub_ece": "bronze.datahub_entity_change_events",
+    "datahub_audit": "bronze.datahub_audit_events",
+    "openmetadata": "bronze.openmetadata_change_events",
+    "dataworks": "bronze.dataworks_events",
+}
+# Columns a run stamps: two runs over the same data differ only in these.
+RUN_SPECIFIC = frozenset(
+    {"ingested_at", "ingest_run_id", "run_id", "quarantined_at", "validated_at", "logged_at"}
+)
+
+
+def reconciliation(store: TableStore, by: str = "reconciles") -> dict[str, dict[str, int]]:
+    """Sums of the successful silver runs in `ops.runs` per `by` (a source, or a table).
+
+    Keys of each value: rows_in, rows_out, rows_quarantined, rows_duplicate.
+    """
+    runs = store.read("ops.runs").where(F.col("reconciles").isNotNull() & (F.col("status") == "SUCCESS"))
+    sums = ("rows_in", "rows_out", "rows_quarantined", "rows_duplicate")
+    rows = runs.groupBy(by).agg(*[F.sum(c).alias(c) for c in sums]).collect()
+    return {r[by]: {c: r[c] for c in sums} for r in rows}
+
+
+def assert_reconciles(store: TableStore) -> None:
+    """bronze rows = silver rows + quarantined + duplicates removed, per source, as ops.runs reports."""
+    totals = reconciliation(store)
+    for source, table in BRONZE_TABLES.items():
+        t = totals[source]
+        accounted = t["rows_out"] + t["rows_quarantined"] + t["rows_duplicate"]
+        assert accounted == t["rows_in"] == store.read(table).count(), (source, t)
+
+
+def comparable(df: DataFrame, exclude: frozenset[str] = RUN_SPECIFIC) -> DataFrame:
+    """One JSON string column `row` per row: every column but the run-stamped ones, by name, maps sorted."""
+    columns = []
+    for name in sorted(c for c in df.columns if c not in exclude):
+        column = F.col(f"`{name}`")
+        if isinstance(df.schema[name].dataType, MapType):
+            column = F.array_sort(F.map_entries(column))
+        columns.append(column.alias(name))
+    return df.select(F.to_json(F.struct(*columns)).alias("row"))
+
+
+def table_differences(left: DataFrame, right: DataFrame, limit: int = 5) -> str | None:
+    """None when both frames hold the same rows (as multisets); else a readable sample of the differences."""
+    a, b = comparable(left), comparable(right)
+    only_left, only_right = a.exceptAll(b).persist(), b.exceptAll(a).persist()
+    try:
+        n_left, n_right = only_left.count(), only_right.count()
+        if not n_left and not n_right:
+            return None
+        lines = [f"{n_left} rows only on the left, {n_right} only on the right"]
+        lines += [f"  - {r.row}" for r in only_left.orderBy("row").limit(limit).collect()]
+        lines += [f"  + {r.row}" for r in only_right.orderBy("row").limit(limit).collect()]
+        return "\n".join(lines)
+    finally:
+        only_left.unpersist()
+        only_right.unpersist()
+
+
+def set_differences(expected: set, actual: set, limit: int = 5) -> str:
+    """A readable diff of two sets of tuples: counts, then the first few missing and unexpected."""
+    missing, unexpected = sorted(expected - actual), sorted(actual - expected)
+    lines = [f"{len(missing)} expected but absent, {len(unexpected)} present but not expected"]
+    lines += [f"  missing    {m}" for m in missing[:limit]]
+    lines += [f"  unexpected {u}" for u in unexpected[:limit]]
+    return "\n".join(lines)

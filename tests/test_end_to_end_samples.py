@@ -11,15 +11,10 @@ from pyspark.sql import functions as F
 
 from pipelines.config import PROJECT_ROOT
 from pipelines.runner import RunFailed, run_pipeline
+from tests.helpers import BRONZE_TABLES, assert_reconciles
 
 SAMPLES = PROJECT_ROOT / "samples"
 EXPECTED = json.loads((SAMPLES / "expected_counts.json").read_text())
-BRONZE = {
-    "datahub_ece": "bronze.datahub_entity_change_events",
-    "datahub_audit": "bronze.datahub_audit_events",
-    "openmetadata": "bronze.openmetadata_change_events",
-    "dataworks": "bronze.dataworks_events",
-}
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +32,7 @@ def demo(config, spark, tmp_path_factory):
 
 def test_every_landed_record_is_in_bronze(demo):
     _config, store, _summary = demo
-    for source, table in BRONZE.items():
+    for source, table in BRONZE_TABLES.items():
         bronze = store.read(table)
         assert bronze.count() == EXPECTED["records"][source], source
         assert bronze.where("is_corrupt").count() >= EXPECTED["malformed"][source], source
@@ -45,21 +40,7 @@ def test_every_landed_record_is_in_bronze(demo):
 
 def test_bronze_rows_reconcile_with_silver_quarantine_and_duplicates(demo):
     _config, store, _summary = demo
-    runs = store.read("ops.runs").where(F.col("reconciles").isNotNull() & (F.col("status") == "SUCCESS"))
-    totals = {
-        r.reconciles: (r.out + r.quarantined + r.duplicates, r.rows_in)
-        for r in runs.groupBy("reconciles")
-        .agg(
-            F.sum("rows_out").alias("out"),
-            F.sum("rows_quarantined").alias("quarantined"),
-            F.sum("rows_duplicate").alias("duplicates"),
-            F.sum("rows_in").alias("rows_in"),
-        )
-        .collect()
-    }
-    for source, table in BRONZE.items():
-        accounted, rows_in = totals[source]
-        assert accounted == rows_in == store.read(table).count(), source
+    assert_reconciles(store)
 
 
 def test_bad_records_are_quarantined_with_the_check_named(demo):
