@@ -80,10 +80,6 @@ def last_logged_version(store: TableStore, source: str) -> int | None:
     return None if row[0] is None else int(row[0])
 
 
-def _timestamp(ms: int | None) -> dt.datetime | None:
-    return None if ms is None else dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
-
-
 def entry(
     source: str,
     file: LandingFile,
@@ -100,7 +96,7 @@ def entry(
         source,
         file.path,
         file.size,
-        _timestamp(file.mtime_ms),
+        file.modified_at,
         file_hash,
         records,
         corrupt,
