@@ -21,6 +21,7 @@ LINES = "lines"  # JSON Lines: every non-blank line is a value
 DOCUMENT = "document"  # the whole file is one JSON value
 CORRUPT_DOCUMENT = "corrupt_document"  # one record, kept as is and marked corrupt
 SNIFF_LINES = 20
+BOM_BYTES = "\ufeff".encode("utf-8")
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,9 @@ class FileScan:
     sha256: str
     mode: str
     invalid_utf8_lines: dict[int, str] = field(default_factory=dict)  # line number -> original bytes, base64
+    # JSON Lines where line i is record i: no blank line, no array, no wrapper. Spark can then
+    # take records straight from the lines instead of the general (slower) per-file splitting.
+    one_record_per_line: bool = False
 
 
 def discover(folder: Path) -> list[LandingFile]:
@@ -74,20 +78,37 @@ def file_sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def scan(file: LandingFile) -> FileScan:
-    """Hash, invalid-UTF-8 lines and the format of one file, in one streaming pass (two for .gz)."""
+def _may_hold_other_than_one_record(line: bytes, wrappers: tuple[bytes, ...]) -> bool:
+    """True unless `line` surely is exactly one record: not blank, not a JSON array, no wrapper
+    field (a wrapper's name could also be spelled with a \\u escape). Erring towards True only
+    costs speed."""
+    stripped = line.strip().removeprefix(BOM_BYTES).lstrip()
+    if not stripped or stripped.startswith(b"["):
+        return True
+    return bool(wrappers) and (b"\\u" in line or any(name in line for name in wrappers))
+
+
+def scan(file: LandingFile, wrappers: tuple[str, ...] = ()) -> FileScan:
+    """Hash, invalid-UTF-8 lines and the format of one file, in one streaming pass (two for .gz).
+
+    `wrappers` are the field names that make a value hold records (e.g. `usageEvents`).
+    """
     compressed = file.path.endswith(".gz")
     digest = hashlib.sha256()
     if compressed:  # the hash is of the stored bytes, the lines of the decompressed ones
         digest = hashlib.sha256(bytes.fromhex(file_sha256(file.path)))
+    markers = tuple(name.encode("utf-8") for name in wrappers)
     invalid: dict[int, str] = {}
     head: list[bytes] = []
+    irregular = False
     with _open(file.path) as handle:
         for number, line in enumerate(handle):
             if not compressed:
                 digest.update(line)
             if len(head) < SNIFF_LINES and line.strip():
                 head.append(line)
+            if not irregular:
+                irregular = _may_hold_other_than_one_record(line, markers)
             try:
                 line.decode("utf-8")
             except UnicodeDecodeError:
@@ -98,7 +119,7 @@ def scan(file: LandingFile) -> FileScan:
             invalid = {0: base64.b64encode(handle.read()).decode("ascii")}
         mode = CORRUPT_DOCUMENT
     sha = file_sha256(file.path) if compressed else digest.hexdigest()
-    return FileScan(file, sha, mode, invalid)
+    return FileScan(file, sha, mode, invalid, one_record_per_line=mode == LINES and not irregular)
 
 
 def _parses(text: bytes, want_object: bool = False) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
@@ -65,7 +66,7 @@ def _plan(
                 )
                 warnings.append(f"{file.path}: {file.size} bytes exceeds bronze.max_file_mb; not ingested")
             continue
-        found = scan(file)
+        found = scan(file, job.record_arrays + job.record_objects)
         if any(k.file_hash == found.sha256 for k in ingested):
             continue
         if ingested and settings["on_changed_file"] == "skip":
@@ -88,6 +89,27 @@ def _plan(
     return to_ingest, set_aside, warnings
 
 
+def _file_texts(spark, scans: list[FileScan]) -> DataFrame:
+    """One row per file: its whole (decompressed) text with the scan's findings."""
+    meta = spark.createDataFrame(
+        [(s.file.path, s.sha256, s.file.modified_at, s.mode) for s in scans], FILES_SCHEMA
+    )
+    texts = spark.read.text([literal_path(s.file.path) for s in scans], wholetext=True).select(
+        spark_path_key(F.col("_metadata.file_path")).alias("source_file"), F.col("value").alias("content")
+    )
+    return texts.join(F.broadcast(meta), "source_file")
+
+
+def _records_per_file(ctx: RunContext, table: str, before: int | None) -> dict[str, tuple[int, int]]:
+    """(records, corrupt) per landing file, read back from the commit just made: two columns of
+    fresh Parquet cost less than caching every record to count it before the write."""
+    added = ctx.store.read_added_since(table, before)
+    counts = added.groupBy("source_file").agg(
+        F.count(F.lit(1)).alias("records"), F.sum(F.col("is_corrupt").cast("long")).alias("corrupt")
+    )
+    return {r.source_file: (r.records, r.corrupt or 0) for r in counts.collect()}
+
+
 def run(job: BronzeJob, ctx: RunContext) -> JobResult:
     folder_name = ctx.config.sources[job.source]["folder"]
     folder = ctx.config.landing / folder_name
@@ -103,33 +125,24 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
         return JobResult(status="SKIPPED", message=note)
 
     spark = ctx.spark
-    meta = spark.createDataFrame(
-        [(s.file.path, s.sha256, s.file.modified_at, s.mode) for s in scans], FILES_SCHEMA
-    )
     invalid = spark.createDataFrame(
         [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()],
         INVALID_SCHEMA,
     )
-    texts = spark.read.text([literal_path(s.file.path) for s in scans], wholetext=True).select(
-        spark_path_key(F.col("_metadata.file_path")).alias("source_file"), F.col("value").alias("content")
+    line_scans = [s for s in scans if s.one_record_per_line]
+    other_scans = [s for s in scans if not s.one_record_per_line]
+    records = extract_records(
+        job,
+        invalid,
+        files=_file_texts(spark, other_scans) if other_scans else None,
+        line_files=_file_texts(spark, line_scans) if line_scans else None,
     )
-    files = texts.join(F.broadcast(meta), "source_file")
-    records = (
-        extract_records(files, job, invalid)
-        .withColumn("ingested_at", F.lit(ctx.started_at).cast("timestamp"))
-        .withColumn("ingest_run_id", F.lit(ctx.run_id))
-        .persist()
+    records = records.withColumn("ingested_at", F.lit(ctx.started_at).cast("timestamp")).withColumn(
+        "ingest_run_id", F.lit(ctx.run_id)
     )
-    try:
-        per_file = {
-            r.source_file: (r.records, r.corrupt)
-            for r in records.groupBy("source_file")
-            .agg(F.count(F.lit(1)).alias("records"), F.sum(F.col("is_corrupt").cast("long")).alias("corrupt"))
-            .collect()
-        }
-        ctx.store.append(records, job.table, metadata={"run_id": ctx.run_id, "files": len(scans)})
-    finally:
-        records.unpersist()
+    before = ctx.store.version(job.table)
+    ctx.store.append(records, job.table, metadata={"run_id": ctx.run_id, "files": len(scans)})
+    per_file = _records_per_file(ctx, job.table, before)
     faults.checkpoint("bronze_after_commit", job.table)
     version = ctx.store.version(job.table)
     rows = [

@@ -1,0 +1,118 @@
+"""The line-by-line fast path and the general path of bronze give the same records.
+
+The landing scan sends a file down the fast path only when every line is one
+record; these tests hold the scan to that and check both paths row for row.
+"""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from pyspark.sql import functions as F
+
+from bronze import datahub_audit_events, datahub_entity_change_events, dataworks_events
+from bronze.records import extract_records
+from pipelines.executors.bronze import INVALID_SCHEMA, _file_texts
+from pipelines.landing import LandingFile, scan
+
+ECE = datahub_entity_change_events.JOB
+AUDIT = datahub_audit_events.JOB
+DATAWORKS = dataworks_events.JOB
+
+
+def _landed(tmp_path, name: str, content: bytes) -> LandingFile:
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        with gzip.open(path, "wb") as handle:
+            handle.write(content)
+    else:
+        path.write_bytes(content)
+    info = path.stat()
+    return LandingFile(str(path), info.st_size, int(info.st_mtime * 1000))
+
+
+def _scan(tmp_path, content: bytes, job=ECE, name="f.jsonl"):
+    return scan(_landed(tmp_path, name, content), job.record_arrays + job.record_objects)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"a":1}\n{"a":2}\n',
+        b'{"a":1}\r\n{"a":2}',
+        '\ufeff{"a":1}\n'.encode(),
+        b'{"a": tru\nnot json\n42\n{"a":1}\n',
+    ],
+)
+def test_scan_sends_one_record_per_line_files_down_the_fast_path(tmp_path, content):
+    assert _scan(tmp_path, content).one_record_per_line
+
+
+@pytest.mark.parametrize(
+    ("content", "job"),
+    [
+        (b'{"a":1}\n\n{"a":2}\n', ECE),  # blank line: record_index != line number
+        (b'{"a":1}\n \t\n', ECE),  # whitespace-only line
+        (b'{"a":1}\n[{"a":2}, {"a":3}]\n', ECE),  # an array line holds several records
+        ('\ufeff [{"a":1}]\n'.encode(), ECE),  # array behind the byte order mark
+        (b'{"usageEvents": [{"a":1}], "total": 1}\n', AUDIT),  # a page per line
+        (b'{"usage\\u0045vents": [{"a":1}]}\n', AUDIT),  # the wrapper's name escaped
+        (b'{"messageBody": {"a": 1}}\n', DATAWORKS),
+        (b'{\n  "a": 1\n}\n', ECE),  # a pretty-printed document
+    ],
+)
+def test_scan_sends_other_files_down_the_general_path(tmp_path, content, job):
+    assert not _scan(tmp_path, content, job).one_record_per_line
+
+
+LINE_FILES = {
+    "plain.jsonl": b'{"a":1}\n{"a": 2, "nested": {"x": [1, 2]}}\n',
+    "crlf.jsonl": b'{"a":1}\r\n{"a":2}\r\n',
+    "bom.jsonl": '\ufeff{"a":1}\n{"b":2}'.encode(),
+    "corrupt.jsonl": b'{"a": tru\nnot json\n42\n"text"\n{"a":1} trailing\n{"ok":true}\n',
+    "invalid.jsonl": b'{"a":1}\n{"bad":"\xff\xfe"}\n{"a":3}\n',
+    "pages.jsonl": b'{"total": 7, "nextScrollId": "s", "a": 1}\n{"a": 2}\n',
+    "z.jsonl.gz": b'{"g":1}\n{"g":2}\n',
+}
+
+
+@pytest.mark.parametrize("job", [ECE, AUDIT])
+def test_both_paths_give_the_same_records(spark, tmp_path, job):
+    scans = [_scan(tmp_path, content, job, name) for name, content in LINE_FILES.items()]
+    assert all(s.one_record_per_line for s in scans)
+    invalid = spark.createDataFrame(
+        [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()],
+        INVALID_SCHEMA,
+    )
+    texts = _file_texts(spark, scans)
+    fast = extract_records(job, invalid, line_files=texts)
+    general = extract_records(job, invalid, files=texts)
+
+    def rows(frame):
+        return sorted(frame.orderBy("source_file", "record_index").collect(), key=lambda r: tuple(r[:]))
+
+    fast_rows, general_rows = rows(fast), rows(general)
+    assert fast.schema.simpleString() == general.schema.simpleString()
+    assert fast_rows == general_rows
+    assert len(fast_rows) == 19
+    assert fast.where(F.col("is_corrupt")).count() == 6  # 4 malformed/not-object, 1 trailing text, 1 invalid UTF-8
+
+
+def test_a_run_mixes_both_paths_and_keeps_positions(spark, tmp_path):
+    regular = _scan(tmp_path, b'{"a":1}\n{"a":2}\n', ECE, "regular.jsonl")
+    blanks = _scan(tmp_path, b'\n{"a":1}\n\n{"a":2}\n', ECE, "blanks.jsonl")
+    assert regular.one_record_per_line and not blanks.one_record_per_line
+    invalid = spark.createDataFrame([], INVALID_SCHEMA)
+    records = extract_records(
+        ECE, invalid, files=_file_texts(spark, [blanks]), line_files=_file_texts(spark, [regular])
+    )
+    found = sorted(
+        (r.source_file.rsplit("/", 1)[-1], r.record_index, r.line_number, r.raw) for r in records.collect()
+    )
+    assert found == [
+        ("blanks.jsonl", 0, 1, '{"a":1}'),
+        ("blanks.jsonl", 1, 3, '{"a":2}'),
+        ("regular.jsonl", 0, 0, '{"a":1}'),
+        ("regular.jsonl", 1, 1, '{"a":2}'),
+    ]
