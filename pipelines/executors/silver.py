@@ -9,6 +9,8 @@ the silver commit does not quarantine twice when it is re-run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
@@ -59,10 +61,72 @@ def quarantine_rows(bad: DataFrame, table: str, ctx: RunContext) -> DataFrame:
     )
 
 
-def _first_per_key(df: DataFrame, key: str) -> DataFrame:
-    """One row per key, the earliest landed (deterministic, whatever the partitioning)."""
-    order = Window.partitionBy(key).orderBy("ingested_at", "source_file", "record_index")
-    return df.withColumn("_n", F.row_number().over(order)).where(F.col("_n") == 1).drop("_n")
+ORDER = ("ingested_at", "source_file", "record_index")  # the earliest landed row of a key wins
+ROW = ("source_file", "record_index")  # a bronze record; derived tables have several rows per record
+BROADCAST_ROWS = 200_000  # drop lists up to this size are shipped to every task instead of shuffled
+
+
+@dataclass
+class Dedup:
+    """Which accepted rows to write, decided on light columns only (no shuffle of whole rows).
+
+    `kept`: one row per key (key, lineage, uniqueness columns), none already in the table.
+    `losers`: later rows of a key in this batch; `present`: keys the table already holds;
+    `ties`: extra rows sharing key *and* bronze record with the winner (only derived tables
+    can have them; they need a per-key pass over the written rows).
+    """
+
+    ranked: DataFrame
+    kept: DataFrame
+    losers: DataFrame
+    present: DataFrame | None
+    winners: int
+    loser_count: int
+    ties: int
+
+    def apply(self, accepted: DataFrame, key: str, rows_out: int) -> DataFrame:
+        """The rows to write: `accepted` without the losers and the keys already present."""
+        output = accepted
+        if self.loser_count:
+            output = output.join(_maybe_broadcast(self.losers, self.loser_count), [key, *ROW], "left_anti")
+        present = self.winners - rows_out
+        if present and self.present is not None:
+            output = output.join(_maybe_broadcast(self.present, present), key, "left_anti")
+        return output.dropDuplicates([key]) if self.ties else output
+
+    def unpersist(self) -> None:
+        for frame in (self.ranked, self.kept):
+            frame.unpersist()
+
+
+def _maybe_broadcast(frame: DataFrame, rows: int) -> DataFrame:
+    """Ship a small drop list to every task (the usual case: a few per cent of a batch)."""
+    return F.broadcast(frame) if rows <= BROADCAST_ROWS else frame
+
+
+def _dedup(accepted: DataFrame, key: str, extra: list[str], existing: DataFrame | None) -> Dedup:
+    order = Window.partitionBy(key).orderBy(*ORDER)
+    columns = list(dict.fromkeys([key, *ORDER, *extra]))
+    ranked = (
+        accepted.select(*columns)
+        .withColumn("_n", F.row_number().over(order))
+        .withColumn("_winner", F.first(F.struct(*ROW)).over(order))
+        .persist()
+    )
+    same_row = (F.col("_winner.source_file") == F.col("source_file")) & (
+        F.col("_winner.record_index") == F.col("record_index")
+    )
+    first = F.col("_n") == 1
+    counts = ranked.agg(
+        F.count_if(first).alias("winners"),
+        F.count_if(~first & ~same_row).alias("losers"),
+        F.count_if(~first & same_row).alias("ties"),
+    ).first()
+    losers = ranked.where(~first & ~same_row).select(key, *ROW)
+    winners = ranked.where(first).drop("_n", "_winner")
+    present = winners.select(key).join(existing, key, "left_semi") if existing is not None else None
+    kept = (winners.join(present, key, "left_anti") if present is not None else winners).persist()
+    return Dedup(ranked, kept, losers, present, counts["winners"], counts["losers"], counts["ties"])
 
 
 def run(job: SilverJob, ctx: RunContext) -> JobResult:
@@ -96,21 +160,20 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
             store.merge(quarantine_rows(rejected, job.table, ctx), QUARANTINE, keys=["quarantine_id"])
         faults.checkpoint("silver_after_quarantine", job.table)
 
-        accepted = _first_per_key(flagged.where(~F.col("_bad")), job.dedup_key)
-        if store.exists(job.table):
-            existing = store.read(job.table).select(job.dedup_key)
-            accepted = accepted.join(existing, job.dedup_key, "left_anti")
-        output = accepted.drop(*HELPER_COLUMNS).persist()
+        accepted = flagged.where(~F.col("_bad"))
+        existing = store.read(job.table).select(job.dedup_key) if store.exists(job.table) else None
+        unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
+        dedup = _dedup(accepted, job.dedup_key, unique_columns, existing)
         try:
-            rows_out, uniqueness = measure_uniqueness(output, suite)
+            rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
             store.append(
-                output,
+                dedup.apply(accepted, job.dedup_key, rows_out).drop(*HELPER_COLUMNS),
                 job.table,
                 partition_by=list(job.partition_by),
                 metadata={WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id},
             )
         finally:
-            output.unpersist()
+            dedup.unpersist()
         record_dq(ctx, job.table, outcomes + uniqueness)
     finally:
         flagged.unpersist()

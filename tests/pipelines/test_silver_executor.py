@@ -1,0 +1,97 @@
+"""The silver executor's deduplication on real Delta tables.
+
+A key's earliest landed row wins (ingested_at, source_file, record_index),
+whatever order the rows come in; keys the table already holds are not written
+again; rows that share key and bronze record (derived tables) collapse to one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.context import RunContext
+from pipelines.executors import silver as silver_executor
+from pipelines.jobs import ERRORS_COLUMN, SilverJob
+
+SOURCE = "bronze.toy_events"
+TABLE = "silver.toy_events"
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+SCHEMA = "raw string, source_file string, record_index long, ingested_at timestamp, copies int"
+
+
+def _typed(bronze: DataFrame) -> DataFrame:
+    """event_id = raw; a record with `copies` = 2 yields two rows (as an exploding derived table would)."""
+    rows = bronze.withColumn("_copy", F.explode(F.sequence(F.lit(1), F.col("copies"))))
+    return rows.select(
+        F.col("raw").alias("event_id"),
+        F.lit(T0).cast("timestamp").alias("event_time"),
+        F.lit(T0.date()).alias("event_date"),
+        "raw",
+        "source_file",
+        "record_index",
+        "ingested_at",
+        F.array().cast("array<string>").alias(ERRORS_COLUMN),
+    )
+
+
+JOB = SilverJob(table=TABLE, source=SOURCE, transform=_typed)
+
+
+def _land(spark, store, rows):
+    store.append(spark.createDataFrame(rows, SCHEMA), SOURCE)
+
+
+def _run(spark, store, config):
+    ctx = RunContext(spark, store, config, "run-1", T0)
+    return silver_executor.run(JOB, ctx)
+
+
+def _written(store):
+    return sorted((r.event_id, r.source_file, r.record_index) for r in store.read(TABLE).collect())
+
+
+def test_the_earliest_landed_row_of_a_key_wins(spark, store, config):
+    later = T0 + dt.timedelta(hours=1)
+    _land(
+        spark,
+        store,
+        [
+            ("a", "f2.jsonl", 0, T0, 1),  # same time, later file
+            ("a", "f1.jsonl", 5, T0, 1),  # the winner: earliest file at the earliest time
+            ("a", "f0.jsonl", 0, later, 1),  # earlier file, landed later
+            ("b", "f1.jsonl", 7, T0, 1),
+            ("b", "f1.jsonl", 3, T0, 1),  # same file, earlier record
+        ],
+    )
+
+    result = _run(spark, store, config)
+
+    assert _written(store) == [("a", "f1.jsonl", 5), ("b", "f1.jsonl", 3)]
+    assert (result.rows_in, result.rows_out, result.rows_duplicate) == (5, 2, 3)
+
+
+def test_rows_sharing_key_and_record_collapse_to_one(spark, store, config):
+    _land(spark, store, [("a", "f.jsonl", 0, T0, 2), ("b", "f.jsonl", 1, T0, 1), ("b", "f.jsonl", 2, T0, 2)])
+
+    result = _run(spark, store, config)
+
+    assert _written(store) == [("a", "f.jsonl", 0), ("b", "f.jsonl", 1)]
+    assert (result.rows_in, result.rows_out, result.rows_duplicate) == (5, 2, 3)
+
+
+def test_keys_already_in_the_table_are_not_written_again(spark, store, config):
+    _land(spark, store, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
+    _run(spark, store, config)
+    _land(
+        spark, store, [("b", "f2.jsonl", 0, T0, 1), ("c", "f2.jsonl", 1, T0, 1), ("c", "f2.jsonl", 2, T0, 1)]
+    )
+
+    result = _run(spark, store, config)
+
+    assert _written(store) == [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 1), ("c", "f2.jsonl", 1)]
+    assert (result.rows_in, result.rows_out, result.rows_duplicate) == (3, 1, 2)
+    assert _run(spark, store, config).status == "SKIPPED"  # nothing new: nothing changes
+    assert store.read(TABLE).count() == 3
