@@ -230,23 +230,45 @@ class Outcome:
         return self.unexpected_count <= allowed
 
 
-def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = None):
+def _row_level(suite: Suite | None) -> list[Expectation]:
+    return [e for e in suite.expectations if e.row_level] if suite is not None else []
+
+
+def rule_results(suite: Suite | None) -> list[Column]:
+    """Per row-level rule, whether the row fails it and (if so) its value as text: columns that
+    let `measure(..., precomputed=True)` count on a narrow frame without the rules' inputs."""
+    columns = []
+    for i, exp in enumerate(_row_level(suite)):
+        failing = ~_rule(exp)
+        value = _column(exp.column).cast("string") if exp.column else F.lit(None)
+        columns += [
+            failing.alias(f"_rule_failed{i}"),
+            F.when(failing, F.coalesce(value, F.lit("null"))).alias(f"_rule_example{i}"),
+        ]
+    return columns
+
+
+def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = None, precomputed=False):
     """Row count, per row-level rule its unexpected count and two example values, and (when
     `count_flag` names a boolean column) how many rows have it set: all in one Spark job.
-
+    With `precomputed`, `flagged` carries the `rule_results` columns instead of the rules' inputs.
     Returns (rows, outcomes) or, with `count_flag`, (rows, outcomes, flagged rows).
     """
-    exps = [e for e in suite.expectations if e.row_level] if suite is not None else []
+    exps = _row_level(suite)
     aggs = [F.count(F.lit(1)).alias("_n")]
     if count_flag:
         aggs.append(F.sum(F.col(count_flag).cast("long")).alias("_flag"))
     for i, exp in enumerate(exps):
-        failing = ~_rule(exp)
-        value = _column(exp.column).cast("string") if exp.column else F.lit(None)
+        if precomputed:
+            failing, example = F.col(f"_rule_failed{i}"), F.col(f"_rule_example{i}")
+        else:
+            failing = ~_rule(exp)
+            value = _column(exp.column).cast("string") if exp.column else F.lit(None)
+            example = F.when(failing, F.coalesce(value, F.lit("null")))
         aggs += [
             F.sum(F.when(failing, 1).otherwise(0)).alias(f"_u{i}"),
-            F.min(F.when(failing, F.coalesce(value, F.lit("null")))).alias(f"_lo{i}"),
-            F.max(F.when(failing, F.coalesce(value, F.lit("null")))).alias(f"_hi{i}"),
+            F.min(example).alias(f"_lo{i}"),
+            F.max(example).alias(f"_hi{i}"),
         ]
     row = flagged.agg(*aggs).first()
     total = int(row["_n"])

@@ -28,6 +28,7 @@ from pipelines.quality import (
     load_suite,
     measure,
     measure_uniqueness,
+    rule_results,
     suites_dir,
 )
 
@@ -129,6 +130,23 @@ def _dedup(accepted: DataFrame, key: str, extra: list[str], existing: DataFrame 
     return Dedup(ranked, kept, losers, present, counts["winners"], counts["losers"], counts["ties"])
 
 
+def _narrow(flagged: DataFrame, suite, key: str, unique_columns: list[str]) -> DataFrame:
+    """What the checks, the quarantine and the deduplication need, and `raw` of bad rows only.
+
+    This narrow frame is cached; the typed rows to write are computed again from the
+    source at the end. Caching the whole typed rows (maps, arrays, dozens of columns)
+    cost about twice as much as typing them again.
+    """
+    columns = [key, *ORDER, *unique_columns, ERRORS_COLUMN, FAILED_DROP, "_bad"]
+    if "event_id" in flagged.columns:
+        columns.append("event_id")
+    return flagged.select(
+        *[F.col(c) for c in dict.fromkeys(columns)],
+        F.when(F.col("_bad"), F.col("raw")).alias("raw"),
+        *rule_results(suite),
+    )
+
+
 def run(job: SilverJob, ctx: RunContext) -> JobResult:
     store = ctx.store
     source_version = store.version(job.source)
@@ -143,9 +161,11 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     suite = load_suite(job.table, suites_dir(quality["suites_dir"]))
     flagged = flag_rows(job.transform(new_rows), suite)
     bad = (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0)
-    flagged = flagged.withColumn("_bad", bad).persist()
+    flagged = flagged.withColumn("_bad", bad)
+    unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
+    narrow = _narrow(flagged, suite, job.dedup_key, unique_columns).persist()
     try:
-        rows_in, outcomes, quarantined = measure(flagged, suite, count_flag="_bad")
+        rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
         source_rows = store.count_added_since(job.source, watermark)
         fatal = breaches(outcomes)
         if fatal and quality["fail_on_breach"]:
@@ -155,17 +175,16 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
                 f"{job.table}: fail-severity expectation '{first.expectation.name}' failed for "
                 f"{first.unexpected_count} of {first.element_count} rows (e.g. {', '.join(first.examples) or '-'})"
             )
-        rejected = flagged.where(F.col("_bad"))
+        rejected = narrow.where(F.col("_bad"))
         if quarantined:
             store.merge(quarantine_rows(rejected, job.table, ctx), QUARANTINE, keys=["quarantine_id"])
         faults.checkpoint("silver_after_quarantine", job.table)
 
-        accepted = flagged.where(~F.col("_bad"))
         existing = store.read(job.table).select(job.dedup_key) if store.exists(job.table) else None
-        unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
-        dedup = _dedup(accepted, job.dedup_key, unique_columns, existing)
+        dedup = _dedup(narrow.where(~F.col("_bad")), job.dedup_key, unique_columns, existing)
         try:
             rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
+            accepted = flagged.where(~F.col("_bad"))  # typed a second time: cheaper than caching it
             store.append(
                 dedup.apply(accepted, job.dedup_key, rows_out).drop(*HELPER_COLUMNS),
                 job.table,
@@ -176,7 +195,7 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
             dedup.unpersist()
         record_dq(ctx, job.table, outcomes + uniqueness)
     finally:
-        flagged.unpersist()
+        narrow.unpersist()
     return JobResult(
         source_rows=source_rows,
         rows_in=rows_in,
