@@ -137,6 +137,16 @@ def test_failing_rule_reports_examples_and_mostly_tolerates(suite, frame):
     assert quality.Outcome(lenient, 6, 2, ()).success
 
 
+def test_counts_from_precomputed_rule_results_equal_counts_from_the_rows(suite, frame):
+    direct = measure(flag_rows(frame, suite), suite)
+    narrow = frame.select(*quality.rule_results(suite))  # none of the rules' input columns left
+
+    precomputed = measure(narrow, suite, precomputed=True)
+
+    assert precomputed == direct
+    assert any(o.unexpected_count for o in direct[1])
+
+
 def test_uniqueness_is_measured_on_written_rows(spark, tmp_path):
     path = tmp_path / "silver.u.json"
     path.write_text(
