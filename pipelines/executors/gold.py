@@ -47,19 +47,23 @@ def _full_build(job: GoldJob, ctx: RunContext, versions: dict[str, int]) -> JobR
     return JobResult(rows_in=rows, rows_out=rows, message="full build")
 
 
-class _Groups:
-    """Distinct `_group` values, materialised once: collected when few, else cached."""
+class _Scratch:
+    """The touched groups of one incremental run, computed once; cached ones released at the end."""
 
     def __init__(self, spark: SparkSession):
         self.spark = spark
         self.cached: list[DataFrame] = []
 
-    def materialise(self, groups: DataFrame) -> DataFrame:
-        distinct = groups.select(GROUP).distinct()
-        found = distinct.limit(LOCAL_GROUPS + 1).collect()
-        if len(found) <= LOCAL_GROUPS:
-            return self.spark.createDataFrame(found, distinct.schema)
-        cached = distinct.persist()
+    def groups(self, frame: DataFrame, few: bool) -> DataFrame:
+        """The distinct `_group` values of `frame`. When `few` (at most `LOCAL_GROUPS` rows expected),
+        one collect, and they travel as a literal table every join broadcasts without a job;
+        else cached. More than `LOCAL_GROUPS` collected after all are cached too."""
+        values = frame.select(GROUP)
+        if few:
+            found = {row[0] for row in values.collect()}
+            if len(found) <= LOCAL_GROUPS:
+                return self.spark.createDataFrame([(v,) for v in sorted(found, key=str)], values.schema)
+        cached = values.distinct().persist()
         self.cached.append(cached)
         return cached
 
@@ -82,15 +86,16 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
         return JobResult(status="SKIPPED", message="up to date")
 
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
+    few = source_rows <= LOCAL_GROUPS  # a new row touches one group: at most this many
     new_rows = {s: store.read_added_since(s, seen[s]) for s in changed}
     everything = {s: job.relevant(s, store.read(s)) for s in present}
-    groups = _Groups(ctx.spark)
+    scratch = _Scratch(ctx.spark)
     try:
-        touched = groups.materialise(
-            _union([job.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()])
+        touched = scratch.groups(
+            _union([job.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
         )
         if job.expand_groups is not None:
-            touched = groups.materialise(job.expand_groups(touched, everything))
+            touched = scratch.groups(job.expand_groups(touched, everything), few)
         history = {s: rows.join(touched, GROUP, "left_semi") for s, rows in everything.items()}
         rows_out = store.replace_groups(
             job.build(history),
@@ -101,5 +106,5 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
             metadata={WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"},
         )
     finally:
-        groups.release()
+        scratch.release()
     return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message="incremental")
