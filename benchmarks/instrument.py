@@ -195,7 +195,10 @@ class Instrumentation:
             (silver, "measure_uniqueness", self._wrap_materialised("dedup_s", "dq_unique_s")),
             (silver, "record_dq", self._wrap_timer("dq_record_s", bookkeeping=True)),
         ]
-        patches += [(TableStore, n, self._wrap_timer("write_s")) for n in ("append", "overwrite", "merge")]
+        patches += [
+            (TableStore, n, self._wrap_timer("write_s"))
+            for n in ("append", "overwrite", "merge", "replace_groups")
+        ]
         self.missing = [f"{m.__name__}.{n}" for m, n, _ in patches if not hasattr(m, n)]
         patches = [(m, n, wrap) for m, n, wrap in patches if hasattr(m, n)]
         originals = [(module, name, getattr(module, name)) for module, name, _ in patches]

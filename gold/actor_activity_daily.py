@@ -5,7 +5,10 @@ entity changes (`<category>_<operation>`, OWNER counted as OWNERSHIP), DataHub
 proposals (`PROPOSAL_<operation>`), OpenMetadata change events (`eventType`)
 and DataWorks events (`eventCode`, the `operator` as actor). A row counts
 distinct silver events, so a re-delivered record never counts twice.
-Group: `<event_date>|<actor>` (one string), the unit a new event recomputes.
+Group: the row itself (`activity_id`): a new event changes only the count of its
+own (day, actor, source, event type), so only those rows are recomputed and
+rewritten. `activity_group` (`<event_date>|<actor>`) stays a column for
+readers who select an actor's day.
 """
 
 from __future__ import annotations
@@ -65,9 +68,16 @@ def _spec(source_table: str) -> tuple[str, str, Callable[[], Column]]:
     return ACTIVITY_SOURCES[source_table]
 
 
+def activity_id(event_date: Column, actor: Column, source: Column, event_type: Column) -> Column:
+    """The row key: one id per (day, actor, source, event type)."""
+    return deterministic_id(F.date_format(event_date, "yyyy-MM-dd"), actor, source, event_type)
+
+
 def relevant(source_table: str, rows: DataFrame) -> DataFrame:
-    _, actor, _ = _spec(source_table)
-    return rows.withColumn(GROUP, activity_group(F.col("event_date"), F.col(actor)))
+    """Every event, grouped by the row it counts in (its `activity_id`)."""
+    source, actor, event_type = _spec(source_table)
+    row = activity_id(F.col("event_date"), F.col(actor).cast("string"), F.lit(source), event_type())
+    return rows.withColumn(GROUP, row)
 
 
 def build(sources: dict[str, DataFrame]) -> DataFrame:
@@ -92,7 +102,7 @@ def build(sources: dict[str, DataFrame]) -> DataFrame:
     events = reduce(DataFrame.unionByName, parts).dropDuplicates(["source_table", "event_id"])
     counted = events.groupBy("event_date", "actor", "source", "event_type").agg(F.count("*").alias("events"))
     return counted.select(
-        deterministic_id(F.date_format("event_date", "yyyy-MM-dd"), "actor", "source", "event_type").alias(
+        activity_id(F.col("event_date"), F.col("actor"), F.col("source"), F.col("event_type")).alias(
             "activity_id"
         ),
         "event_date",
@@ -109,6 +119,6 @@ JOB = GoldJob(
     sources=tuple(ACTIVITY_SOURCES),
     relevant=relevant,
     build=build,
-    group_key=GROUP_COLUMN,
+    group_key="activity_id",
     row_key=("activity_id",),
 )

@@ -3,22 +3,28 @@
 The versions of every source already reflected are kept in the gold commit's
 metadata (`source_versions`). First run (or a source never seen): full
 build and overwrite. Later runs: the touched groups' complete history is read
-back from the sources, rebuilt, and merged in place, rows that disappeared
-deleted, so the table always equals a full rebuild.
+back from the sources, rebuilt, and the table's rows of those groups are
+replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
+equals a full rebuild.
+
+The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
+usual incremental case) they are collected and travel as a small literal table
+that every join broadcasts without a Spark job of its own; more are cached.
 """
 
 from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from gold import GROUP
 from pipelines.context import JobResult, RunContext
 from pipelines.jobs import GoldJob
 
 WATERMARKS = "source_versions"
-DELETE_FLAG = "_delete"
+LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the driver
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -41,6 +47,31 @@ def _full_build(job: GoldJob, ctx: RunContext, versions: dict[str, int]) -> JobR
     return JobResult(rows_in=rows, rows_out=rows, message="full build")
 
 
+class _Scratch:
+    """The touched groups of one incremental run, computed once; cached ones released at the end."""
+
+    def __init__(self, spark: SparkSession):
+        self.spark = spark
+        self.cached: list[DataFrame] = []
+
+    def groups(self, frame: DataFrame, few: bool) -> DataFrame:
+        """The distinct `_group` values of `frame`. When `few` (at most `LOCAL_GROUPS` rows expected),
+        one collect, and they travel as a literal table every join broadcasts without a job;
+        else cached. More than `LOCAL_GROUPS` collected after all are cached too."""
+        values = frame.select(GROUP)
+        if few:
+            found = {row[0] for row in values.collect()}
+            if len(found) <= LOCAL_GROUPS:
+                return self.spark.createDataFrame([(v,) for v in sorted(found, key=str)], values.schema)
+        cached = values.distinct().persist()
+        self.cached.append(cached)
+        return cached
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+
+
 def run(job: GoldJob, ctx: RunContext) -> JobResult:
     store = ctx.store
     versions = {s: store.version(s) for s in job.sources}
@@ -54,34 +85,26 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     if not changed:
         return JobResult(status="SKIPPED", message="up to date")
 
+    source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
+    few = source_rows <= LOCAL_GROUPS  # a new row touches one group: at most this many
     new_rows = {s: store.read_added_since(s, seen[s]) for s in changed}
-    touched = (
-        _union([job.relevant(s, rows).select("_group") for s, rows in new_rows.items()]).distinct().persist()
-    )
+    everything = {s: job.relevant(s, store.read(s)) for s in present}
+    scratch = _Scratch(ctx.spark)
     try:
-        source_rows = sum(rows.count() for rows in new_rows.values())
-        everything = {s: job.relevant(s, store.read(s)) for s in present}
+        touched = scratch.groups(
+            _union([job.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
+        )
         if job.expand_groups is not None:
-            touched = job.expand_groups(touched, everything).distinct().persist()
-        history = {s: rows.join(touched, "_group", "left_semi") for s, rows in everything.items()}
-        rebuilt = job.build(history).persist()
-        try:
-            groups = touched.withColumnRenamed("_group", job.group_key)
-            current = store.read(job.table).join(groups, job.group_key, "left_semi")
-            stale = current.join(rebuilt.select(*job.row_key), list(job.row_key), "left_anti")
-            changes = rebuilt.withColumn(DELETE_FLAG, F.lit(False)).unionByName(
-                stale.withColumn(DELETE_FLAG, F.lit(True)), allowMissingColumns=True
-            )
-            rows_out = rebuilt.count()
-            store.merge(
-                changes,
-                job.table,
-                keys=list(job.row_key),
-                delete_flag=DELETE_FLAG,
-                metadata={WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"},
-            )
-        finally:
-            rebuilt.unpersist()
+            touched = scratch.groups(job.expand_groups(touched, everything), few)
+        history = {s: rows.join(touched, GROUP, "left_semi") for s, rows in everything.items()}
+        rows_out = store.replace_groups(
+            job.build(history),
+            job.table,
+            group_key=job.group_key,
+            groups=touched.select(F.col(GROUP).alias(job.group_key)),
+            keys=list(job.row_key),
+            metadata={WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"},
+        )
     finally:
-        touched.unpersist()
+        scratch.release()
     return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message="incremental")

@@ -4,6 +4,7 @@
     store.append(df, "bronze.datahub_entity_change_events", metadata={"run_id": run_id})
     store.read("silver.datahub_entity_changes")
     store.merge(df, "gold.tag_timeline", keys=["timeline_id"], delete_flag="_delete")
+    store.replace_groups(rebuilt, "gold.tag_timeline", "root_urn", touched, keys=["timeline_id"])
     store.read("gold.tag_timeline", version=3)          # time travel
     store.last_metadata("silver.quarantine", "watermark")
 
@@ -116,6 +117,22 @@ class TableStore:
     ) -> None:
         """Upsert on `keys`; a true `delete_flag` column deletes the matching row instead."""
         self.engine.merge(df, self.path(name), keys, delete_flag, _encode(metadata))
+
+    def replace_groups(
+        self,
+        df: DataFrame,
+        name: str,
+        group_key: str,
+        groups: DataFrame,
+        keys: list[str],
+        metadata: dict | None = None,
+    ) -> int:
+        """Replace whole groups: delete the rows whose `group_key` is in `groups` (a frame holding a
+        `group_key` column) or whose `keys` match a row of `df`, insert `df`, in one commit.
+        Returns the rows of `df` written. With unique `keys` this equals a merge on `keys` that also
+        deletes the groups' rows `df` no longer holds, which is how gold replaces recomputed groups.
+        """
+        return self.engine.replace_groups(df, self.path(name), group_key, groups, keys, _encode(metadata))
 
     def history(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Commits newest first; our metadata decoded under `metadata`."""

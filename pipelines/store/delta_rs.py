@@ -11,14 +11,16 @@ import json
 import os
 import shutil
 import time
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.dataset as pads
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake import Schema as DeltaSchema
 from deltalake.exceptions import CommitFailedError, TableNotFoundError
-from deltalake.transaction import RemoveAction, create_table_with_add_actions
+from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
@@ -48,6 +50,32 @@ def _nullable_field(field: pa.Field) -> pa.Field:
 
 def _quote(column: str) -> str:
     return '"' + column.replace('"', '""') + '"'
+
+
+def _partition_values(add: dict[str, Any]) -> dict[str, str | None]:
+    values = add.get("partition_values") or add.get("partition") or {}
+    return {k: (None if v is None else str(v)) for k, v in values.items()}
+
+
+def _remove(add: dict[str, Any], now: int) -> RemoveAction:
+    """The remove action of a live file (an add action of the snapshot)."""
+    return RemoveAction(
+        path=add["path"],
+        data_change=True,
+        deletion_timestamp=now,
+        size=add["size_bytes"],
+        partition_values=_partition_values(add),
+    )
+
+
+def _local_path(uri: str) -> str:
+    """A file URI as Spark reports it (`file:/...`, URL-encoded) or a plain path, as a local path."""
+    parsed = urlparse(uri)
+    return os.path.normpath(unquote(parsed.path) if parsed.scheme == "file" else uri)
+
+
+def _records(actions: list[AddAction]) -> int:
+    return sum(json.loads(a.stats)["numRecords"] for a in actions)
 
 
 class DeltaRsEngine(Engine):
@@ -157,13 +185,17 @@ class DeltaRsEngine(Engine):
             df = df.withColumn(field.name, F.lit(None).cast(field.dataType))
         return df
 
-    def _stage(self, df: DataFrame, path: str, partition_by: list[str]):
+    def _write_staging(self, df: DataFrame, path: str, partition_by: list[str]) -> str:
+        """Spark writes `df` into a fresh `<table>/_staging/<uuid>` folder, returned; nothing is published."""
         staging = staging_dir(path)
         writer = df.write.mode("errorifexists")
         if partition_by:
             writer = writer.partitionBy(*partition_by)
         writer.parquet(staging)
-        return publish_staged_files(staging, path, partition_by)
+        return staging
+
+    def _stage(self, df: DataFrame, path: str, partition_by: list[str]):
+        return publish_staged_files(self._write_staging(df, path, partition_by), path, partition_by)
 
     @staticmethod
     def _props(metadata: str | None) -> CommitProperties:
@@ -229,21 +261,17 @@ class DeltaRsEngine(Engine):
         }
         now = int(time.time() * 1000)
         removes = []
-        adds = pa.table(table.get_add_actions(flatten=False)).to_pylist()
-        for add in adds:
-            values = add.get("partition_values") or add.get("partition") or {}
-            key = tuple(sorted((k, None if v is None else str(v)) for k, v in values.items()))
+        for add in self._live_files(table):
+            values = _partition_values(add)
+            key = tuple(sorted(values.items()))
             if key in wanted:
-                removes.append(
-                    RemoveAction(
-                        path=add["path"],
-                        data_change=True,
-                        deletion_timestamp=now,
-                        size=add["size_bytes"],
-                        partition_values={k: (None if v is None else str(v)) for k, v in values.items()},
-                    )
-                )
+                removes.append(_remove(add, now))
         return removes
+
+    @staticmethod
+    def _live_files(table: DeltaTable) -> list[dict[str, Any]]:
+        """The snapshot's add actions (path as logged, size_bytes, partition values)."""
+        return pa.table(table.get_add_actions(flatten=False)).to_pylist()
 
     def merge(self, df, path, keys, delete_flag, metadata) -> None:
         table = self._table(path)
@@ -282,6 +310,71 @@ class DeltaRsEngine(Engine):
                 ) from exc
         finally:
             shutil.rmtree(source_dir, ignore_errors=True)
+
+    def replace_groups(self, df, path, group_key, groups, keys, metadata) -> int:
+        """Copy-on-write in Spark, only for the data files holding affected rows.
+
+        1. Spark writes `df` to a staging folder (the only pass over `df`, so it is never
+           cached or recomputed); its keys are read back from there.
+        2. One scan of the target's key and group columns finds the files holding a row of a
+           replaced group or with a key of `df`.
+        3. Spark rewrites those files' other rows to a second staging folder.
+        4. One commit removes those files and adds both folders' files.
+        Files holding no affected row are neither read whole nor rewritten, and nothing is
+        loaded into the Python process.
+        """
+        table = self._table(path)
+        if table is None:
+            actions = self._stage(df, path, [])
+            self._commit(path, df, [], actions, "append", None, metadata)
+            return _records(actions)
+        df = self._aligned(df, table)
+        table = self._table(path)
+        partition_by = table.metadata().partition_columns
+        new_dir = self._write_staging(df, path, partition_by)
+        new_files = [str(f) for f in Path(new_dir).rglob("*.parquet")]
+        new_keys = None
+        if new_files:
+            reader = self.spark.read.schema(df.schema).option("basePath", new_dir)
+            new_keys = reader.parquet(*new_files).select(*keys)
+        doomed = self._files_holding(
+            table, path, group_key, groups.select(group_key).distinct(), keys, new_keys
+        )
+        kept_dir = None
+        if doomed:
+            kept = self._read_files(table, [data_file_path(path, add["path"]) for add in doomed], path)
+            kept = kept.join(groups.select(group_key), group_key, "left_anti")
+            if new_keys is not None:
+                kept = kept.join(new_keys, keys, "left_anti")
+            kept_dir = self._write_staging(kept.select(*df.columns), path, partition_by)
+        added = publish_staged_files(new_dir, path, partition_by)
+        rows = _records(added)
+        if kept_dir is not None:
+            added += publish_staged_files(kept_dir, path, partition_by)
+        now = int(time.time() * 1000)
+        faults.checkpoint("merge_commit", path)
+        self._commit(
+            path, df, partition_by, [_remove(add, now) for add in doomed] + added, "append", None, metadata
+        )
+        return rows
+
+    def _files_holding(self, table, path, group_key, groups, keys, new_keys) -> list[dict[str, Any]]:
+        """The live files (add actions) holding a row whose group is in `groups` or whose keys are in `new_keys`."""
+        live = self._live_files(table)
+        if not live:
+            return []
+        uris = [data_file_path(path, add["path"]) for add in live]
+        scan = self.spark.read.schema(self.spark_schema(table)).option("basePath", path).parquet(*uris)
+        target = scan.select(*dict.fromkeys([group_key, *keys]), F.col("_metadata.file_path").alias("_file"))
+        hit = target.join(groups.withColumn("_by_group", F.lit(True)), group_key, "left")
+        condition = F.col("_by_group").isNotNull()
+        if new_keys is not None:
+            hit = hit.join(new_keys.withColumn("_by_key", F.lit(True)), keys, "left")
+            condition = condition | F.col("_by_key").isNotNull()
+        files = {
+            _local_path(row["_file"]) for row in hit.where(condition).select("_file").distinct().collect()
+        }
+        return [add for add, uri in zip(live, uris, strict=True) if os.path.normpath(uri) in files]
 
     def history(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
         table = self._table(path)

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
@@ -64,6 +65,39 @@ class Engine(ABC):
         self, df: DataFrame, path: str, keys: list[str], delete_flag: str | None, metadata: str | None
     ) -> None:
         """Upsert `df` on `keys`; rows whose `delete_flag` column is true delete their match."""
+
+    def replace_groups(
+        self,
+        df: DataFrame,
+        path: str,
+        group_key: str,
+        groups: DataFrame,
+        keys: list[str],
+        metadata: str | None,
+    ) -> int:
+        """Atomically delete the rows whose `group_key` is in `groups` (a frame with that column) or
+        whose `keys` match a row of `df`, and insert `df`; returns the rows of `df` written.
+
+        This default is a merge on `keys` that also deletes the groups' rows `df` no longer has;
+        engines may rewrite only the data files holding affected rows instead.
+        """
+        flag = "_delete"
+        rows = df.persist()
+        try:
+            if not self.exists(path):
+                count = rows.count()
+                self.append(rows, path, [], metadata)
+                return count
+            current = self.read(path).join(groups.select(group_key).distinct(), group_key, "left_semi")
+            stale = current.join(rows.select(*keys), keys, "left_anti")
+            changes = rows.withColumn(flag, F.lit(False)).unionByName(
+                stale.withColumn(flag, F.lit(True)), allowMissingColumns=True
+            )
+            count = rows.count()
+            self.merge(changes, path, keys, flag, metadata)
+            return count
+        finally:
+            rows.unpersist()
 
     @abstractmethod
     def history(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:

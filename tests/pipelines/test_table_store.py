@@ -13,6 +13,7 @@ from pyspark.sql import Row
 
 from pipelines.spark import has_delta_jvm
 from pipelines.store import open_store
+from pipelines.store.engine import Engine
 
 UTC = dt.timezone.utc
 
@@ -81,6 +82,59 @@ def test_merge_upserts_and_deletes(any_store, spark):
     )
     any_store.merge(changes, "gold.m", keys=["id"], delete_flag="_delete")
     assert _sorted(any_store.read("gold.m"), "id", "name") == [(1, "a"), (2, "B"), (4, "d")]
+
+
+def _grouped(spark, items, **extra):
+    return spark.createDataFrame([Row(id=i, grp=g, name=n, **extra) for i, g, n in items])
+
+
+def test_replace_groups_deletes_updates_and_inserts_like_a_merge(any_store, spark):
+    any_store.append(_grouped(spark, [(1, "a", "x"), (2, "a", "x"), (3, "b", "x"), (4, "c", "x")]), "gold.g")
+    rebuilt = _grouped(spark, [(1, "a", "new"), (4, "a", "moved"), (5, "a", "new")])
+    touched = spark.createDataFrame([Row(grp="a"), Row(grp="z")])
+    written = any_store.replace_groups(rebuilt, "gold.g", "grp", touched, keys=["id"], metadata={"w": 1})
+    assert written == 3
+    # 2: its group was replaced without it; 4: its key moved it from group c to a; 3: untouched
+    rows = _sorted(any_store.read("gold.g"), "id", "grp", "name")
+    assert rows == [(1, "a", "new"), (3, "b", "x"), (4, "a", "moved"), (5, "a", "new")]
+    assert any_store.last_metadata("gold.g", "w") == 1
+
+
+def test_replace_groups_with_no_rows_empties_the_groups_and_creates_missing_tables(any_store, spark):
+    any_store.append(_grouped(spark, [(1, "a", "x"), (2, "b", "x")]), "gold.e")
+    nothing = spark.createDataFrame([], "id long, grp string, name string")
+    touched = spark.createDataFrame([Row(grp="a")])
+    assert any_store.replace_groups(nothing, "gold.e", "grp", touched, keys=["id"], metadata={"w": 2}) == 0
+    assert _sorted(any_store.read("gold.e"), "id") == [(2,)]
+    assert any_store.last_metadata("gold.e", "w") == 2
+    created = any_store.replace_groups(
+        _grouped(spark, [(7, "q", "y")]), "gold.n", "grp", touched, keys=["id"]
+    )
+    assert created == 1 and _sorted(any_store.read("gold.n"), "id", "grp") == [(7, "q")]
+
+
+def test_the_default_replace_groups_merge_gives_the_same_rows(store, spark):
+    """Engines without their own `replace_groups` (delta-spark) take the Engine default: a merge."""
+    store.append(_grouped(spark, [(1, "a", "x"), (2, "a", "x"), (3, "b", "x"), (4, "c", "x")]), "gold.d")
+    rebuilt = _grouped(spark, [(1, "a", "new"), (4, "a", "moved"), (5, "a", "new")])
+    touched = spark.createDataFrame([Row(grp="a")])
+    path = store.path("gold.d")
+    assert Engine.replace_groups(store.engine, rebuilt, path, "grp", touched, ["id"], None) == 3
+    rows = _sorted(store.read("gold.d"), "id", "grp", "name")
+    assert rows == [(1, "a", "new"), (3, "b", "x"), (4, "a", "moved"), (5, "a", "new")]
+
+
+def test_replace_groups_rewrites_only_the_files_holding_affected_rows(store, spark):
+    store.append(_grouped(spark, [(1, "a", "x")]).coalesce(1), "gold.f")
+    store.append(_grouped(spark, [(2, "b", "x")]).coalesce(1), "gold.f")
+    store.append(_grouped(spark, [(3, "c", "x")]).coalesce(1), "gold.f")
+    before = set(DeltaTable(store.path("gold.f")).file_uris())
+    touched = spark.createDataFrame([Row(grp="b")])
+    store.replace_groups(_grouped(spark, [(2, "b", "y"), (1, "a", "y")]), "gold.f", "grp", touched, ["id"])
+    after = set(DeltaTable(store.path("gold.f")).file_uris())
+    assert len(before - after) == 2, "the files of row 1 (key match) and group b are replaced"
+    assert len(before & after) == 1, "the file of group c is kept as it is"
+    assert _sorted(store.read("gold.f"), "id", "name") == [(1, "y"), (2, "y"), (3, "x")]
 
 
 def test_time_travel_and_history_with_metadata(any_store, spark):

@@ -77,7 +77,8 @@ CASES = {
     ),
     "silver_quarantined_not_appended": Case("silver_after_quarantine@silver.datahub_entity_changes", None),
     "quarantine_merge": Case("merge_commit@silver.quarantine", "_tmp"),
-    "gold_merge": Case("merge_commit@gold.", "_tmp", ALL_LAYERS),
+    # a gold group replacement: the rebuilt rows and the rewritten files published, never committed
+    "gold_merge": Case("merge_commit@gold.tag_timeline", "gold.tag_timeline", ALL_LAYERS),
 }
 
 
