@@ -22,12 +22,15 @@ from pipelines.quality import (
     FAILED_DROP,
     FAILED_FAIL,
     FAILED_WARN,
+    Outcome,
     QualityGateError,
+    Suite,
     breaches,
     flag_rows,
     load_suite,
     measure,
     measure_uniqueness,
+    no_rows_uniqueness,
     rule_results,
     suites_dir,
 )
@@ -147,6 +150,33 @@ def _narrow(flagged: DataFrame, suite, key: str, unique_columns: list[str]) -> D
     )
 
 
+def _deduplicate_and_append(
+    job: SilverJob,
+    ctx: RunContext,
+    flagged: DataFrame,
+    narrow: DataFrame,
+    unique_columns: list[str],
+    suite: Suite | None,
+    commit: dict,
+) -> tuple[int, list[Outcome]]:
+    """Append the accepted rows whose key is new (first landed wins); returns (rows written, uniqueness)."""
+    store = ctx.store
+    existing = store.read(job.table).select(job.dedup_key) if store.exists(job.table) else None
+    dedup = _dedup(narrow.where(~F.col("_bad")), job.dedup_key, unique_columns, existing)
+    try:
+        rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
+        accepted = flagged.where(~F.col("_bad"))  # typed a second time: cheaper than caching it
+        store.append(
+            dedup.apply(accepted, job.dedup_key, rows_out).drop(*HELPER_COLUMNS),
+            job.table,
+            partition_by=list(job.partition_by),
+            metadata=commit,
+        )
+        return rows_out, uniqueness
+    finally:
+        dedup.unpersist()
+
+
 def run(job: SilverJob, ctx: RunContext) -> JobResult:
     store = ctx.store
     source_version = store.version(job.source)
@@ -180,19 +210,16 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
             store.merge(quarantine_rows(rejected, job.table, ctx), QUARANTINE, keys=["quarantine_id"])
         faults.checkpoint("silver_after_quarantine", job.table)
 
-        existing = store.read(job.table).select(job.dedup_key) if store.exists(job.table) else None
-        dedup = _dedup(narrow.where(~F.col("_bad")), job.dedup_key, unique_columns, existing)
-        try:
-            rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
-            accepted = flagged.where(~F.col("_bad"))  # typed a second time: cheaper than caching it
-            store.append(
-                dedup.apply(accepted, job.dedup_key, rows_out).drop(*HELPER_COLUMNS),
-                job.table,
-                partition_by=list(job.partition_by),
-                metadata={WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id},
+        commit = {WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id}
+        if rows_in == quarantined:  # nothing to write (common for small batches): no dedup, no Spark write
+            rows_out, uniqueness = 0, no_rows_uniqueness(suite)
+            store.commit_no_rows(
+                flagged.drop(*HELPER_COLUMNS), job.table, partition_by=list(job.partition_by), metadata=commit
             )
-        finally:
-            dedup.unpersist()
+        else:
+            rows_out, uniqueness = _deduplicate_and_append(
+                job, ctx, flagged, narrow, unique_columns, suite, commit
+            )
         record_dq(ctx, job.table, outcomes + uniqueness)
     finally:
         narrow.unpersist()
