@@ -34,6 +34,7 @@ from pipelines.quality import (
     rule_results,
     suites_dir,
 )
+from pipelines.spark import interpreted_below
 
 QUARANTINE = "silver.quarantine"
 WATERMARK = "source_version"
@@ -185,7 +186,16 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     watermark = store.last_metadata(job.table, WATERMARK) if store.exists(job.table) else None
     if watermark is not None and watermark >= source_version:
         return JobResult(status="SKIPPED", message="up to date")
+    source_rows = store.count_added_since(job.source, watermark)
+    with interpreted_below(ctx.spark, source_rows, ctx.config.profile.get("interpreted_below_rows")):
+        return _process(job, ctx, watermark, source_version, source_rows)
 
+
+def _process(
+    job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+) -> JobResult:
+    """Type, check, quarantine, deduplicate and append the source rows added after `watermark`."""
+    store = ctx.store
     new_rows = store.read_added_since(job.source, watermark)
     quality = ctx.config.section("quality")
     suite = load_suite(job.table, suites_dir(quality["suites_dir"]))
@@ -196,7 +206,6 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     narrow = _narrow(flagged, suite, job.dedup_key, unique_columns).persist()
     try:
         rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
-        source_rows = store.count_added_since(job.source, watermark)
         fatal = breaches(outcomes)
         if fatal and quality["fail_on_breach"]:
             record_dq(ctx, job.table, outcomes)

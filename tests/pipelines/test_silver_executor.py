@@ -25,7 +25,9 @@ SCHEMA = "raw string, source_file string, record_index long, ingested_at timesta
 def _typed(bronze: DataFrame) -> DataFrame:
     """event_id = raw; a record with `copies` = 2 yields two rows (as an exploding derived table would),
     one with `copies` = 0 none (as a family table's filter would)."""
-    rows = bronze.where(F.col("copies") > 0).withColumn("_copy", F.explode(F.sequence(F.lit(1), F.col("copies"))))
+    rows = bronze.where(F.col("copies") > 0).withColumn(
+        "_copy", F.explode(F.sequence(F.lit(1), F.col("copies")))
+    )
     return rows.select(
         F.col("raw").alias("event_id"),
         F.lit(T0).cast("timestamp").alias("event_time"),
