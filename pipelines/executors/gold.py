@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from gold import GROUP
 from pipelines.context import JobResult, RunContext
 from pipelines.jobs import GoldJob
-from pipelines.spark import interpreted_below
+from pipelines.spark import small_input_mode
 
 WATERMARKS = "source_versions"
 LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the driver
@@ -80,16 +80,16 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     if not present:
         return JobResult(status="SKIPPED", message="no source table exists yet")
     seen = store.last_metadata(job.table, WATERMARKS) if store.exists(job.table) else None
-    limit = ctx.config.profile.get("interpreted_below_rows")
+    limit = ctx.config.profile.get("small_input_rows")
     if not seen or any(s not in seen for s in present):
         rows = sum(store.count_added_since(s, None) for s in present)
-        with interpreted_below(ctx.spark, rows, limit):
+        with small_input_mode(ctx.spark, rows, limit):
             return _full_build(job, ctx, present)
     changed = {s: v for s, v in present.items() if v > seen[s]}
     if not changed:
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
-    with interpreted_below(ctx.spark, source_rows, limit):
+    with small_input_mode(ctx.spark, source_rows, limit):
         return _incremental(job, ctx, seen, present, changed, source_rows)
 
 

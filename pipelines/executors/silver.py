@@ -34,7 +34,7 @@ from pipelines.quality import (
     rule_results,
     suites_dir,
 )
-from pipelines.spark import interpreted_below
+from pipelines.spark import small_input_mode
 
 QUARANTINE = "silver.quarantine"
 WATERMARK = "source_version"
@@ -187,7 +187,7 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     if watermark is not None and watermark >= source_version:
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = store.count_added_since(job.source, watermark)
-    with interpreted_below(ctx.spark, source_rows, ctx.config.profile.get("interpreted_below_rows")):
+    with small_input_mode(ctx.spark, source_rows, ctx.config.profile.get("small_input_rows")):
         return _process(job, ctx, watermark, source_version, source_rows)
 
 

@@ -77,9 +77,9 @@ class Twins:
 
 def _with_generated_code(settings: Config) -> Config:
     """`settings` with code generation for every task (the samples are small enough to be
-    evaluated interpreted under the default `interpreted_below_rows`)."""
+    evaluated interpreted under the default `small_input_rows`)."""
     raw = copy.deepcopy(settings.raw)
-    raw["profiles"][raw["profile"]]["interpreted_below_rows"] = 0
+    raw["profiles"][raw["profile"]]["small_input_rows"] = 0
     return Config(raw)
 
 
