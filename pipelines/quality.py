@@ -281,9 +281,18 @@ def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = No
     return total, outcomes
 
 
+def _table_level(suite: Suite | None) -> list[Expectation]:
+    return [e for e in suite.expectations if not e.row_level] if suite is not None else []
+
+
+def no_rows_uniqueness(suite: Suite | None) -> list[Outcome]:
+    """What `measure_uniqueness` reports for no rows, without a Spark job."""
+    return [Outcome(exp, 0, 0, ()) for exp in _table_level(suite)]
+
+
 def measure_uniqueness(output: DataFrame, suite: Suite | None) -> tuple[int, list[Outcome]]:
     """Row count and the table-level uniqueness rules of the rows actually written, in one Spark job."""
-    unique = [e for e in suite.expectations if not e.row_level] if suite is not None else []
+    unique = _table_level(suite)
     aggs = [F.count(F.lit(1)).alias("_n")]
     for i, exp in enumerate(unique):
         col = _column(exp.column)

@@ -22,6 +22,7 @@ from pyspark.sql import functions as F
 from gold import GROUP
 from pipelines.context import JobResult, RunContext
 from pipelines.jobs import GoldJob
+from pipelines.spark import small_input_mode
 
 WATERMARKS = "source_versions"
 LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the driver
@@ -79,13 +80,29 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     if not present:
         return JobResult(status="SKIPPED", message="no source table exists yet")
     seen = store.last_metadata(job.table, WATERMARKS) if store.exists(job.table) else None
+    limit = ctx.config.profile.get("small_input_rows")
     if not seen or any(s not in seen for s in present):
-        return _full_build(job, ctx, present)
+        rows = sum(store.count_added_since(s, None) for s in present)
+        with small_input_mode(ctx.spark, rows, limit):
+            return _full_build(job, ctx, present)
     changed = {s: v for s, v in present.items() if v > seen[s]}
     if not changed:
         return JobResult(status="SKIPPED", message="up to date")
-
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
+    with small_input_mode(ctx.spark, source_rows, limit):
+        return _incremental(job, ctx, seen, present, changed, source_rows)
+
+
+def _incremental(
+    job: GoldJob,
+    ctx: RunContext,
+    seen: dict[str, int],
+    present: dict[str, int],
+    changed: dict[str, int],
+    source_rows: int,
+) -> JobResult:
+    """Rebuild the groups the sources' new rows touch from their whole history, and replace them."""
+    store = ctx.store
     few = source_rows <= LOCAL_GROUPS  # a new row touches one group: at most this many
     new_rows = {s: store.read_added_since(s, seen[s]) for s in changed}
     everything = {s: job.relevant(s, store.read(s)) for s in present}

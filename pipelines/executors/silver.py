@@ -22,15 +22,19 @@ from pipelines.quality import (
     FAILED_DROP,
     FAILED_FAIL,
     FAILED_WARN,
+    Outcome,
     QualityGateError,
+    Suite,
     breaches,
     flag_rows,
     load_suite,
     measure,
     measure_uniqueness,
+    no_rows_uniqueness,
     rule_results,
     suites_dir,
 )
+from pipelines.spark import small_input_mode
 
 QUARANTINE = "silver.quarantine"
 WATERMARK = "source_version"
@@ -147,6 +151,33 @@ def _narrow(flagged: DataFrame, suite, key: str, unique_columns: list[str]) -> D
     )
 
 
+def _deduplicate_and_append(
+    job: SilverJob,
+    ctx: RunContext,
+    flagged: DataFrame,
+    narrow: DataFrame,
+    unique_columns: list[str],
+    suite: Suite | None,
+    commit: dict,
+) -> tuple[int, list[Outcome]]:
+    """Append the accepted rows whose key is new (first landed wins); returns (rows written, uniqueness)."""
+    store = ctx.store
+    existing = store.read(job.table).select(job.dedup_key) if store.exists(job.table) else None
+    dedup = _dedup(narrow.where(~F.col("_bad")), job.dedup_key, unique_columns, existing)
+    try:
+        rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
+        accepted = flagged.where(~F.col("_bad"))  # typed a second time: cheaper than caching it
+        store.append(
+            dedup.apply(accepted, job.dedup_key, rows_out).drop(*HELPER_COLUMNS),
+            job.table,
+            partition_by=list(job.partition_by),
+            metadata=commit,
+        )
+        return rows_out, uniqueness
+    finally:
+        dedup.unpersist()
+
+
 def run(job: SilverJob, ctx: RunContext) -> JobResult:
     store = ctx.store
     source_version = store.version(job.source)
@@ -155,7 +186,16 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     watermark = store.last_metadata(job.table, WATERMARK) if store.exists(job.table) else None
     if watermark is not None and watermark >= source_version:
         return JobResult(status="SKIPPED", message="up to date")
+    source_rows = store.count_added_since(job.source, watermark)
+    with small_input_mode(ctx.spark, source_rows, ctx.config.profile.get("small_input_rows")):
+        return _process(job, ctx, watermark, source_version, source_rows)
 
+
+def _process(
+    job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+) -> JobResult:
+    """Type, check, quarantine, deduplicate and append the source rows added after `watermark`."""
+    store = ctx.store
     new_rows = store.read_added_since(job.source, watermark)
     quality = ctx.config.section("quality")
     suite = load_suite(job.table, suites_dir(quality["suites_dir"]))
@@ -166,7 +206,6 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     narrow = _narrow(flagged, suite, job.dedup_key, unique_columns).persist()
     try:
         rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
-        source_rows = store.count_added_since(job.source, watermark)
         fatal = breaches(outcomes)
         if fatal and quality["fail_on_breach"]:
             record_dq(ctx, job.table, outcomes)
@@ -180,19 +219,16 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
             store.merge(quarantine_rows(rejected, job.table, ctx), QUARANTINE, keys=["quarantine_id"])
         faults.checkpoint("silver_after_quarantine", job.table)
 
-        existing = store.read(job.table).select(job.dedup_key) if store.exists(job.table) else None
-        dedup = _dedup(narrow.where(~F.col("_bad")), job.dedup_key, unique_columns, existing)
-        try:
-            rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
-            accepted = flagged.where(~F.col("_bad"))  # typed a second time: cheaper than caching it
-            store.append(
-                dedup.apply(accepted, job.dedup_key, rows_out).drop(*HELPER_COLUMNS),
-                job.table,
-                partition_by=list(job.partition_by),
-                metadata={WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id},
+        commit = {WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id}
+        if rows_in == quarantined:  # nothing to write (common for small batches): no dedup, no Spark write
+            rows_out, uniqueness = 0, no_rows_uniqueness(suite)
+            store.commit_no_rows(
+                flagged.drop(*HELPER_COLUMNS), job.table, partition_by=list(job.partition_by), metadata=commit
             )
-        finally:
-            dedup.unpersist()
+        else:
+            rows_out, uniqueness = _deduplicate_and_append(
+                job, ctx, flagged, narrow, unique_columns, suite, commit
+            )
         record_dq(ctx, job.table, outcomes + uniqueness)
     finally:
         narrow.unpersist()

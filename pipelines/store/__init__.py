@@ -96,6 +96,13 @@ class TableStore:
         """Add rows in one atomic commit (creates the table on first use)."""
         self.engine.append(df, self.path(name), partition_by or [], _encode(metadata))
 
+    def commit_no_rows(
+        self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None
+    ) -> None:
+        """Record `metadata` in a commit that adds no rows (creates the table with `df`'s columns
+        on first use); cheaper than appending an empty frame."""
+        self.engine.commit_no_rows(df, self.path(name), partition_by or [], _encode(metadata))
+
     def overwrite(
         self,
         df: DataFrame,

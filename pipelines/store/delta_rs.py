@@ -237,6 +237,14 @@ class DeltaRsEngine(Engine):
         actions = self._stage(df, path, partition_by)
         self._commit(path, df, partition_by, actions, "append", None, metadata)
 
+    def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
+        """No Spark job: a commit with no add actions (the schema comes from the plan)."""
+        table = self._table(path)
+        if table is not None:
+            df = self._aligned(df, table)
+            partition_by = table.metadata().partition_columns
+        self._commit(path, df, partition_by, [], "append", None, metadata)
+
     def overwrite(self, df, path, partition_by, partitions, metadata) -> None:
         table = self._table(path)
         if table is not None:

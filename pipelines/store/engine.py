@@ -40,6 +40,12 @@ class Engine(ABC):
     @abstractmethod
     def append(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None: ...
 
+    def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
+        """A commit that adds no rows: creates the table with `df`'s columns, or only records
+        `metadata` (e.g. a watermark that moved past input holding nothing for this table).
+        Engines may skip the Spark job an empty write costs."""
+        self.append(df.limit(0), path, partition_by, metadata)
+
     def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
         """Append a few Python rows (bookkeeping); engines may skip Spark for this."""
         self.append(self.spark.createDataFrame(rows, schema), path, [], None)

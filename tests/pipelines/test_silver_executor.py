@@ -23,8 +23,11 @@ SCHEMA = "raw string, source_file string, record_index long, ingested_at timesta
 
 
 def _typed(bronze: DataFrame) -> DataFrame:
-    """event_id = raw; a record with `copies` = 2 yields two rows (as an exploding derived table would)."""
-    rows = bronze.withColumn("_copy", F.explode(F.sequence(F.lit(1), F.col("copies"))))
+    """event_id = raw; a record with `copies` = 2 yields two rows (as an exploding derived table would),
+    one with `copies` = 0 none (as a family table's filter would)."""
+    rows = bronze.where(F.col("copies") > 0).withColumn(
+        "_copy", F.explode(F.sequence(F.lit(1), F.col("copies")))
+    )
     return rows.select(
         F.col("raw").alias("event_id"),
         F.lit(T0).cast("timestamp").alias("event_time"),
@@ -95,3 +98,29 @@ def test_keys_already_in_the_table_are_not_written_again(spark, store, config):
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (3, 1, 2)
     assert _run(spark, store, config).status == "SKIPPED"  # nothing new: nothing changes
     assert store.read(TABLE).count() == 3
+
+
+def test_a_batch_with_nothing_to_write_moves_the_watermark_without_writing_rows(spark, store, config):
+    _land(spark, store, [("a", "f1.jsonl", 0, T0, 1)])
+    _run(spark, store, config)
+    _land(spark, store, [("a", "f2.jsonl", 0, T0, 0)])  # no copies: the transform yields no row
+    files_before = len(store.read(TABLE).inputFiles())
+
+    result = _run(spark, store, config)
+
+    assert (result.status, result.rows_in, result.rows_out) == ("SUCCESS", 0, 0)
+    assert store.last_metadata(TABLE, silver_executor.WATERMARK) == store.version(SOURCE)
+    assert len(store.read(TABLE).inputFiles()) == files_before
+    assert _written(store) == [("a", "f1.jsonl", 0)]
+    assert _run(spark, store, config).status == "SKIPPED"
+
+
+def test_a_first_batch_with_no_rows_creates_the_empty_table(spark, store, config):
+    _land(spark, store, [("a", "f1.jsonl", 0, T0, 0)])
+
+    result = _run(spark, store, config)
+
+    assert (result.rows_in, result.rows_out) == (0, 0)
+    assert store.read(TABLE).count() == 0
+    assert {"event_id", "event_time", "raw"} <= set(store.read(TABLE).columns)
+    assert ERRORS_COLUMN not in store.read(TABLE).columns

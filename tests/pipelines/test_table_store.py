@@ -247,3 +247,17 @@ def test_files_rewritten_by_compaction_are_not_read_as_added(store, spark):
     # row 2 was appended after version 0 and then rewritten: still new once, not twice, not lost
     assert _sorted(store.read_added_since("bronze.r", 0), "id") == [(2,), (3,)]
     assert store.count_added_since("bronze.r", 0) == 2
+
+
+def test_commit_no_rows_creates_the_table_then_only_records_metadata(any_store, spark):
+    empty = _rows(spark, [(1, "a", "2024-01-01")]).limit(0)
+    any_store.commit_no_rows(empty, "silver.t", partition_by=["day"], metadata={"source_version": 3})
+    assert any_store.read("silver.t").count() == 0
+    assert any_store.read("silver.t").columns == empty.columns
+    assert any_store.last_metadata("silver.t", "source_version") == 3
+
+    any_store.append(_rows(spark, [(1, "a", "2024-01-01")]), "silver.t")
+    any_store.commit_no_rows(empty, "silver.t", partition_by=["day"], metadata={"source_version": 4})
+    assert _sorted(any_store.read("silver.t"), "id", "day") == [(1, "2024-01-01")]
+    assert any_store.last_metadata("silver.t", "source_version") == 4
+    assert any_store.version("silver.t") == 2
