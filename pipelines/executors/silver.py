@@ -34,7 +34,7 @@ from pipelines.quality import (
     rule_results,
     suites_dir,
 )
-from pipelines.spark import small_input_mode
+from pipelines.spark import filters_stay_put, small_input_mode
 
 QUARANTINE = "silver.quarantine"
 WATERMARK = "source_version"
@@ -187,8 +187,12 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     if watermark is not None and watermark >= source_version:
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = store.count_added_since(job.source, watermark)
+    # Filters stay where written: pushed below the typing, they would compute it a second time
+    # (the write's `_bad` filter is made of every typed column; a transform's own filter on a
+    # parsed field would parse the JSON twice).
     with small_input_mode(ctx.spark, source_rows, ctx.config.profile.get("small_input_rows")):
-        return _process(job, ctx, watermark, source_version, source_rows)
+        with filters_stay_put(ctx.spark):
+            return _process(job, ctx, watermark, source_version, source_rows)
 
 
 def _process(

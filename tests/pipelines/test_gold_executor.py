@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pyarrow as pa
 import pytest
+from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
-from gold import proposals, tag_timeline
+from gold import change_history, proposals, tag_timeline
 from pipelines.context import RunContext
 from pipelines.executors import gold as gold_executor
 from pipelines.jobs import ERRORS_COLUMN
@@ -60,6 +62,9 @@ LATE_TAG_ADD = _ece("TAG", "ADD", {"tagUrn": "urn:li:tag:pii"}, T0 + 1000)  # ar
 BATCHES = [[PROPOSE_TAG], [ACCEPT_WITHOUT_RESOURCE], [TAG_ADD, TAG_REMOVE], [LATE_TAG_ADD]]
 
 
+JOBS = (proposals.JOB, tag_timeline.JOB, change_history.JOB)
+
+
 def _context(spark, warehouse, config):
     store = open_store(spark, warehouse, "delta-rs")
     return RunContext(spark, store, config, "run-test", dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
@@ -85,16 +90,16 @@ def built(spark, config, tmp_path_factory):
     for batch, records in enumerate(BATCHES):
         _land(stepwise, records, batch)
         _land(once, records, batch)
-        for job in (proposals.JOB, tag_timeline.JOB):
+        for job in JOBS:
             modes.append(gold_executor.run(job, stepwise).message)
-    for job in (proposals.JOB, tag_timeline.JOB):
+    for job in JOBS:
         gold_executor.run(job, once)
     return stepwise, once, modes
 
 
 def test_later_runs_are_incremental(built):
     _stepwise, _once, modes = built
-    assert modes[:2] == ["full build", "full build"] and set(modes[2:]) == {"incremental"}
+    assert modes[: len(JOBS)] == ["full build"] * len(JOBS) and set(modes[len(JOBS) :]) == {"incremental"}
 
 
 def test_status_event_without_resource_decides_incrementally(built):
@@ -120,3 +125,19 @@ def test_nothing_new_means_no_commit(built):
     version = stepwise.store.version("gold.tag_timeline")
     assert gold_executor.run(tag_timeline.JOB, stepwise).status == "SKIPPED"
     assert stepwise.store.version("gold.tag_timeline") == version
+
+
+def test_append_only_history_grows_by_appends_equal_to_a_full_build(built):
+    stepwise, once, _modes = built
+    columns = ("change_id", "source", "entity_urn", "category", "operation", "actor", "event_time", "details")
+    changes = _rows(stepwise, "gold.change_history", *columns)
+    assert changes == _rows(once, "gold.change_history", *columns)
+    assert len(changes) == sum(len(batch) for batch in BATCHES)
+    path = stepwise.store.path("gold.change_history")
+    versions = [DeltaTable(path, version=v) for v in range(DeltaTable(path).version() + 1)]
+    files = [set(v.file_uris()) for v in versions]
+    assert all(earlier < later for earlier, later in zip(files, files[1:], strict=False))  # nothing removed
+    rows = [
+        sum(pa.table(v.get_add_actions(flatten=True)).column("num_records").to_pylist()) for v in versions
+    ]
+    assert rows == [1, 2, 4, 5]  # the full build, then each batch's changes appended

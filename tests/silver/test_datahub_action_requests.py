@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from silver import datahub_action_requests
+from silver import datahub_action_requests, datahub_entity_changes
 from silver.datahub_catalog import load_catalog
 from tests.helpers import bronze_frame
 
@@ -226,6 +226,18 @@ def test_corrupt_and_non_proposal_rows_are_not_here(spark):
     dataset_change = {**SPEC_SAMPLES["tag"], "entityType": "dataset"}
     bronze = bronze_frame(spark, ['{"entityType": "actionRequest"', dataset_change, SPEC_SAMPLES["tag"]])
     assert [r["record_index"] for r in datahub_action_requests.transform(bronze).collect()] == [2]
+
+
+def test_each_bronze_row_is_a_proposal_or_an_entity_change_even_with_escaped_letters(spark):
+    escaped = json.dumps(SPEC_SAMPLES["tag"]).replace('"actionRequest"', '"action\\u0052equest"')
+    mentions = {**SPEC_SAMPLES["tag"], "entityType": "dataset", "entityUrn": "urn:li:dataset:actionRequest"}
+    records = [escaped, mentions, SPEC_SAMPLES["domain"], "not json at all"]
+    bronze = bronze_frame(spark, records)
+    proposals = datahub_action_requests.transform(bronze)
+    changes = datahub_entity_changes.transform(bronze)
+    assert sorted(r["record_index"] for r in proposals.collect()) == [0, 2]
+    assert sorted(r["record_index"] for r in changes.collect()) == [1, 3]
+    assert proposals.where("record_index = 0").first()["action_request_type"] == "TAG_ASSOCIATION"
 
 
 def test_job_spec():
