@@ -208,8 +208,30 @@ def _phase(name: str, events: int) -> dict:
         bench.TaskTiming(name, "silver_a", "silver.a", "silver", "SUCCESS", 3.0, 100, 98, 97, dq_rules_s=0.4),
         bench.TaskTiming(name, "gold_a", "gold.a", "gold", "SKIPPED", 0.5, jobs=2, stages=3, write_s=0.1),
     ]
+    for task, started in zip(tasks, (0.0, 2.0, 5.0), strict=True):
+        task.started = started
     phase = bench.Phase(name, events, wall_s=7.0, pipeline_s=6.0, tasks=tasks)
     return bench.phase_figures(phase, {"driver_rss_mb": 1500.0})
+
+
+def test_layer_seconds_are_the_time_some_task_ran_when_tasks_overlap():
+    def task(layer: str, started: float, seconds: float):
+        return bench.TaskTiming(
+            "full", f"{layer}_{started}", f"{layer}.t", layer, "SUCCESS", seconds, started=started
+        )
+
+    tasks = [
+        task("silver", 0.0, 2.0),
+        task("silver", 1.0, 3.0),
+        task("gold", 3.0, 1.0),
+        task("silver", 10.0, 1.0),
+    ]
+    phase = bench.Phase("full", 10, wall_s=12.0, pipeline_s=11.5, tasks=tasks)
+    assert phase.running_s("silver") == 5.0  # 0-4 and 10-11
+    assert phase.running_s() == 5.0  # gold's 3-4 lies inside silver's span
+    figures = bench.phase_figures(phase, {})
+    assert figures["task_seconds_sum"] == 7.0 and figures["tasks_s"] == 5.0
+    assert figures["layer_s"] == {"bronze": 0.0, "silver": 5.0, "gold": 1.0}
 
 
 def test_report_prints_every_figure_without_spark():
