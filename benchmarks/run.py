@@ -277,11 +277,13 @@ def run_size(
     dq_split: bool = True,
     reference: bool = True,
     tasks: list[str] | None = None,
+    conf: str | None = None,
 ) -> dict:
     """Everything for one size; returns the figures (see `benchmarks.report` for their meaning).
 
     Pass `spark` to reuse a session (tests): start-up then counts as zero and the
-    session is left running. `tasks` restricts the graph to those tasks and their upstream.
+    session is left running. `tasks` restricts the graph to those tasks and their upstream;
+    `conf` is a configuration file merged over the defaults, as `lakehouse --conf` takes.
     """
     from pipelines.config import load_config
     from pipelines.graph import load_graph
@@ -296,7 +298,7 @@ def run_size(
     figures: dict = {"events": events, "incremental_fraction": fraction, "seed": seed, "tasks": tasks}
     figures |= {"generated": generated, "landing": landing_stats(landing)}
     figures["generate_s"] = round(time.monotonic() - started, 2)
-    config = load_config().with_overrides(landing=str(landing), warehouse=str(warehouse))
+    config = load_config(conf).with_overrides(landing=str(landing), warehouse=str(warehouse))
     graph = restrict_graph(load_graph(), tasks) if tasks else load_graph()
     load_before = os.getloadavg()[0]
 
@@ -387,6 +389,7 @@ def _single(args: argparse.Namespace, spark=None) -> dict:
             dq_split=args.dq_split,
             reference=args.duckdb,
             tasks=args.tasks,
+            conf=args.conf,
         )
     finally:
         if temporary:
@@ -412,6 +415,8 @@ def _child_command(args: argparse.Namespace, events: int) -> list[str]:
         command += ["--workdir", args.workdir]
     if args.tasks:
         command += ["--tasks", ",".join(args.tasks)]
+    if args.conf:
+        command += ["--conf", str(Path(args.conf).resolve())]
     if not args.dq_split:
         command.append("--no-dq-split")
     if not args.duckdb:
@@ -471,6 +476,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--tasks", type=_csv, help="only these task keys and their upstream, e.g. gold_tag_timeline"
+    )
+    parser.add_argument(
+        "--conf", help="configuration file merged over conf/lakehouse.yaml (as lakehouse --conf)"
     )
     parser.add_argument("--no-dq-split", dest="dq_split", action="store_false", help="no DQ timing wrappers")
     parser.add_argument("--no-duckdb", dest="duckdb", action="store_false", help="skip the DuckDB reference")

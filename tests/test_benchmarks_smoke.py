@@ -31,14 +31,17 @@ EVENTS = 2_000
 # DQ, gold) in 7 tasks instead of the graph's 34, so the smoke test stays quick on a shared machine.
 TASKS = "gold_tag_timeline,gold_ownership_timeline"
 APPEND_ONLY = ("bronze", "silver")
+PARALLEL = 3  # through --conf: the run takes the file, the tasks overlap and the report still adds up
 
 
 @pytest.fixture(scope="module")
 def printed(spark, tmp_path_factory) -> tuple[dict, Path, str, int]:
     """One benchmark run on the shared session: (its final JSON line, workdir, text report, exit code)."""
     workdir = tmp_path_factory.mktemp("bench")
+    conf = workdir / "bench.yaml"
+    conf.write_text(f"run:\n  parallel_tasks: {PARALLEL}\n")
     out = io.StringIO()
-    argv = ["--events", str(EVENTS), "--workdir", str(workdir), "--tasks", TASKS]
+    argv = ["--events", str(EVENTS), "--workdir", str(workdir), "--tasks", TASKS, "--conf", str(conf)]
     with contextlib.redirect_stdout(out):
         code = bench.main(argv, spark=spark)
     text = out.getvalue()
@@ -53,6 +56,25 @@ def _tasks(figures: dict, phase: str) -> dict[str, dict]:
 def test_full_and_incremental_runs_complete(printed):
     figures, _workdir, _text, code = printed
     assert bench.failures(figures) == [] and code == 0
+
+
+@pytest.mark.slow
+def test_the_conf_file_reaches_the_runner_and_parallel_task_seconds_add_up(printed):
+    figures, _workdir, _text, _code = printed
+    assert figures["parallel_tasks"] == PARALLEL
+    full = figures["full"]  # its two bronze tasks start together: their seconds overlap
+    assert full["tasks_s"] < full["task_seconds_sum"]
+    for phase in ("full", "incremental"):
+        run = figures[phase]
+        assert run["tasks_s"] <= run["task_seconds_sum"] + 0.01
+        assert run["tasks_s"] <= run["pipeline_s"] + 0.01
+        assert max(run["layer_s"].values()) <= run["tasks_s"] + 0.01
+
+
+def test_sizes_pass_the_conf_file_to_each_size():
+    args = bench.parse_args(["--sizes", "1000,2000", "--conf", "bench.yaml"])
+    command = bench._child_command(args, 1000)
+    assert command[command.index("--conf") + 1] == str(Path("bench.yaml").resolve())
 
 
 @pytest.mark.slow
