@@ -34,6 +34,7 @@ class TaskTiming:
     layer: str
     status: str = ""
     seconds: float = 0.0
+    started: float = 0.0  # time.monotonic() at the start: parallel tasks overlap
     source_rows: int = 0
     rows_in: int = 0
     rows_out: int = 0
@@ -77,9 +78,11 @@ def _proc_status_mb(pid: int | str, field_name: str) -> float | None:
 class MemorySampler:
     """Samples the driver's memory every `interval` seconds, keeping peaks per label.
 
-    The label is the phase (`full`, `incremental`, `duckdb`) or `<phase>:<task>`
-    while a task runs. Sampling can miss spikes shorter than the interval; the
-    heap pools' own peak counters (reset at start) and the JVM's `VmHWM` cannot.
+    Each sample counts for the phase (`full`, `incremental`, `duckdb`) and for every
+    task running then (`<phase>:<task>`; parallel tasks share their samples: the
+    driver's memory is one figure). Sampling can miss spikes shorter than the
+    interval; the heap pools' own peak counters (reset at start) and the JVM's
+    `VmHWM` cannot.
     """
 
     def __init__(self, spark, interval: float = 0.25) -> None:
@@ -94,6 +97,7 @@ class MemorySampler:
         except Exception:  # a JVM without ProcessHandle: no RSS figures
             self.jvm_pid = None
         self.label = "start"
+        self.tasks: set[str] = set()  # labels of the tasks running now
         self.peaks: dict[str, dict[str, float]] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -120,16 +124,29 @@ class MemorySampler:
             "driver_rss_mb": jvm_rss + python_rss,
         }
         with self._lock:
-            peaks = self.peaks.setdefault(self.label, {})
-            for name, value in figures.items():
-                peaks[name] = max(peaks.get(name, 0.0), value)
+            for label in (self.label, *self.tasks):
+                peaks = self.peaks.setdefault(label, {})
+                for name, value in figures.items():
+                    peaks[name] = max(peaks.get(name, 0.0), value)
 
     def switch(self, label: str) -> dict[str, float]:
-        """Take one sample under the old label, start `label`; returns the old label's peaks."""
+        """Take one sample under the old phase label, start `label`; returns the old label's peaks."""
         self.sample()
         with self._lock:
             old, self.label = self.label, label
             return dict(self.peaks.get(old, {}))
+
+    def task_started(self, label: str) -> None:
+        with self._lock:
+            self.tasks.add(label)
+        self.sample()
+
+    def task_ended(self, label: str) -> dict[str, float]:
+        """One last sample for the task `label`; returns its peaks."""
+        self.sample()
+        with self._lock:
+            self.tasks.discard(label)
+            return dict(self.peaks.get(label, {}))
 
     def peaks_of(self, prefix: str) -> dict[str, float]:
         """Peaks over every label equal to `prefix` or starting with `prefix:`."""
@@ -177,9 +194,25 @@ class Instrumentation:
         self.dq_split = dq_split
         self.phase = ""
         self.tasks: list[TaskTiming] = []
-        self.current: TaskTiming | None = None
         self.missing: list[str] = []  # wrapped names the pipeline no longer has (figures then stay 0)
-        self._bookkeeping = 0  # > 0 while a bookkeeping call runs: its writes are not the task's
+        self._thread = threading.local()  # the task this thread runs; parallel tasks run on their own threads
+
+    @property
+    def current(self) -> TaskTiming | None:
+        return getattr(self._thread, "task", None)
+
+    @current.setter
+    def current(self, timing: TaskTiming | None) -> None:
+        self._thread.task = timing
+
+    @property
+    def _bookkeeping(self) -> int:
+        """> 0 while a bookkeeping call runs on this thread: its writes are not the task's."""
+        return getattr(self._thread, "bookkeeping", 0)
+
+    @_bookkeeping.setter
+    def _bookkeeping(self, depth: int) -> None:
+        self._thread.bookkeeping = depth
 
     @contextlib.contextmanager
     def active(self) -> Iterator[Instrumentation]:
@@ -218,16 +251,16 @@ class Instrumentation:
         def run_task(ctx, key, job):
             timing = TaskTiming(self.phase, key, job.table, job.table.split(".")[0])
             group = f"bench:{self.phase}:{key}"
-            self.spark.sparkContext.setJobGroup(group, key)
-            self.sampler.switch(f"{self.phase}:{key}")
+            self.spark.sparkContext.setJobGroup(group, key)  # per thread: parallel tasks keep theirs
+            self.sampler.task_started(f"{self.phase}:{key}")
             self.current = timing
-            started = time.monotonic()
+            timing.started = time.monotonic()
             try:
                 result = real(ctx, key, job)
             finally:
-                timing.seconds = time.monotonic() - started
+                timing.seconds = time.monotonic() - timing.started
                 self.current = None
-                peaks = self.sampler.switch(self.phase)
+                peaks = self.sampler.task_ended(f"{self.phase}:{key}")
                 timing.driver_mb = peaks.get("driver_rss_mb", 0.0)
                 timing.heap_mb = peaks.get("jvm_heap_used_mb", 0.0)
             self._count_jobs(timing, group)

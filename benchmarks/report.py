@@ -92,6 +92,9 @@ def summary_lines(r: dict) -> list[str]:
         f"ops.runs bookkeeping      {full['bookkeeping_s']:8.2f} s  (one row per task)",
         f"table writes / scan       {full['write_s']:8.2f} s  (append/overwrite/merge) / "
         f"{full['landing_scan_s']:.2f} s (bronze: hashing + UTF-8 check of landing files in Python)",
+        f"parallel tasks            {r.get('parallel_tasks', 1):8}    task seconds summed {full['task_seconds_sum']:.2f} "
+        f"in {full['tasks_s']:.2f} s with tasks running (full), {incr['task_seconds_sum']:.2f} in "
+        f"{incr['tasks_s']:.2f} s (incremental); layer lines are such spans, task shares their own seconds",
         f"spark jobs / stages       {full['spark_jobs']:>8} / {full['spark_stages']} (full), "
         f"{incr['spark_jobs']} / {incr['spark_stages']} (incremental)",
         f"driver memory             {r['driver_memory_mb']:8} MB = peak of JVM RSS + Python RSS during the Spark runs",

@@ -124,6 +124,9 @@ def _validate(raw: dict, origin: str) -> None:
         raise ConfigError(f"{origin}: profile '{raw['profile']}' is not one of {sorted(raw['profiles'])}")
     if raw["storage"]["engine"] not in ENGINES:
         raise ConfigError(f"{origin}: storage.engine must be one of {ENGINES}")
+    parallel = raw["run"]["parallel_tasks"]
+    if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
+        raise ConfigError(f"{origin}: run.parallel_tasks must be a whole number >= 1, got {parallel!r}")
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
     for name, source in raw["sources"].items():

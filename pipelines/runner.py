@@ -3,23 +3,34 @@
 Each task's module declares a `JOB`; the executor for its kind does the I/O.
 A failure (a `fail` expectation, unreadable input) stops the run: later tasks
 would build on incomplete data. Every task leaves a row in `ops.runs`.
+
+Up to `run.parallel_tasks` tasks whose upstream tasks are done run at once, as
+Databricks runs a job's tasks: the graph is wide (fifteen DataWorks families, nine
+gold tables), so machines with cores to spare finish sooner. Each parallel task gets
+a Spark session of its own (`task_session`), so its SQL settings stay its own;
+writes to shared tables (`silver.quarantine`, `ops.*`) take turns in the table
+store. With 1 (the default: on 2 cores one task keeps both busy, and two at once
+made a 1M-event full run 9% slower), tasks run one by one on the calling thread, in
+the order of `JobGraph.ordered`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import time
 import uuid
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from pipelines.bookkeeping import record_run, wait_for_documents
 from pipelines.config import Config
 from pipelines.context import JobResult, RunContext
 from pipelines.executors import bronze, gold, silver
-from pipelines.graph import JobGraph, load_graph
+from pipelines.graph import JobGraph, Task, load_graph
 from pipelines.jobs import BronzeJob, GoldJob, SilverJob
 from pipelines.lock import warehouse_lock
-from pipelines.spark import get_spark
+from pipelines.spark import get_spark, task_session
 from pipelines.store import open_store
 
 EXECUTORS = {BronzeJob: bronze.run, SilverJob: silver.run, GoldJob: gold.run}
@@ -69,17 +80,52 @@ def run_pipeline(
     with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
         ctx.log("run", run_id=run_id, warehouse=str(config.warehouse), engine=store.engine.name)
         try:
-            for task in graph.ordered(set(layers)):
-                job = task.job(config)
-                result = _run_task(ctx, task.key, job)
-                summary.results[task.key] = result
-                if result.status == "FAILED":
-                    summary.seconds = time.monotonic() - started
-                    raise RunFailed(f"{task.key}: {result.message}")
+            failed = _run_graph(
+                ctx, graph.ordered(set(layers)), config.section("run")["parallel_tasks"], summary
+            )
         finally:
             wait_for_documents(ctx)
-    summary.seconds = time.monotonic() - started
+        summary.seconds = time.monotonic() - started
+        if failed:
+            raise RunFailed(f"{failed}: {summary.results[failed].message}")
     return summary
+
+
+def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int, summary: RunSummary) -> str | None:
+    """Run `tasks` (in dependency order), each once its upstream tasks among them succeeded.
+    After a failure no task starts; those running finish. Returns the first failed task's key."""
+    if parallel == 1:
+        for task in tasks:
+            summary.results[task.key] = _run_task(ctx, task.key, task.job(ctx.config))
+            if summary.results[task.key].status == "FAILED":
+                return task.key
+        return None
+    keys = {t.key for t in tasks}
+    waiting, running, succeeded = list(tasks), {}, set()
+    failed: str | None = None
+    with ThreadPoolExecutor(parallel, thread_name_prefix="lakehouse-task") as pool:
+        while waiting or running:
+            ready = [t for t in waiting if all(d in succeeded for d in t.depends_on if d in keys)]
+            for task in ready[: parallel - len(running)] if failed is None else []:
+                waiting.remove(task)
+                running[pool.submit(_run_task_in_own_session, ctx, task)] = task
+            if not running:
+                break  # after a failure: the waiting tasks never start
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                task = running.pop(future)
+                summary.results[task.key] = result = future.result()
+                if result.status == "FAILED":
+                    failed = failed or task.key
+                else:
+                    succeeded.add(task.key)
+    return failed
+
+
+def _run_task_in_own_session(ctx: RunContext, task: Task) -> JobResult:
+    session = task_session(ctx.spark)
+    own = dataclasses.replace(ctx, spark=session, store=ctx.store.for_session(session))
+    return _run_task(own, task.key, task.job(ctx.config))
 
 
 def _run_task(ctx: RunContext, key: str, job) -> JobResult:

@@ -122,6 +122,20 @@ def filters_stay_put(spark: SparkSession) -> Iterator[None]:
         yield
 
 
+def task_session(spark: SparkSession) -> SparkSession:
+    """A session of its own for one task run on this thread: same SparkContext, cache and
+    settings as `spark`, but settings changed inside the task (`small_input_mode`,
+    `filters_stay_put`) no longer reach tasks running beside it. Made the thread's
+    active session, so code asking for the active session gets this one."""
+    session = spark.newSession()
+    for key, value in spark.conf.getAll.items():  # settings set on the running session too
+        if spark.conf.isModifiable(key):
+            session.conf.set(key, value)
+    sessions = getattr(spark.sparkContext._jvm, "org.apache.spark.sql.classic.SparkSession")  # type: ignore[attr-defined]
+    sessions.setActiveSession(session._jsparkSession)  # type: ignore[attr-defined]
+    return session
+
+
 def has_delta_jvm(spark: SparkSession) -> bool:
     """True when Delta's JVM classes are on the session's classpath."""
     try:

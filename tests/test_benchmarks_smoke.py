@@ -31,14 +31,17 @@ EVENTS = 2_000
 # DQ, gold) in 7 tasks instead of the graph's 34, so the smoke test stays quick on a shared machine.
 TASKS = "gold_tag_timeline,gold_ownership_timeline"
 APPEND_ONLY = ("bronze", "silver")
+PARALLEL = 3  # through --conf: the run takes the file, the tasks overlap and the report still adds up
 
 
 @pytest.fixture(scope="module")
 def printed(spark, tmp_path_factory) -> tuple[dict, Path, str, int]:
     """One benchmark run on the shared session: (its final JSON line, workdir, text report, exit code)."""
     workdir = tmp_path_factory.mktemp("bench")
+    conf = workdir / "bench.yaml"
+    conf.write_text(f"run:\n  parallel_tasks: {PARALLEL}\n")
     out = io.StringIO()
-    argv = ["--events", str(EVENTS), "--workdir", str(workdir), "--tasks", TASKS]
+    argv = ["--events", str(EVENTS), "--workdir", str(workdir), "--tasks", TASKS, "--conf", str(conf)]
     with contextlib.redirect_stdout(out):
         code = bench.main(argv, spark=spark)
     text = out.getvalue()
@@ -53,6 +56,25 @@ def _tasks(figures: dict, phase: str) -> dict[str, dict]:
 def test_full_and_incremental_runs_complete(printed):
     figures, _workdir, _text, code = printed
     assert bench.failures(figures) == [] and code == 0
+
+
+@pytest.mark.slow
+def test_the_conf_file_reaches_the_runner_and_parallel_task_seconds_add_up(printed):
+    figures, _workdir, _text, _code = printed
+    assert figures["parallel_tasks"] == PARALLEL
+    full = figures["full"]  # its two bronze tasks start together: their seconds overlap
+    assert full["tasks_s"] < full["task_seconds_sum"]
+    for phase in ("full", "incremental"):
+        run = figures[phase]
+        assert run["tasks_s"] <= run["task_seconds_sum"] + 0.01
+        assert run["tasks_s"] <= run["pipeline_s"] + 0.01
+        assert max(run["layer_s"].values()) <= run["tasks_s"] + 0.01
+
+
+def test_sizes_pass_the_conf_file_to_each_size():
+    args = bench.parse_args(["--sizes", "1000,2000", "--conf", "bench.yaml"])
+    command = bench._child_command(args, 1000)
+    assert command[command.index("--conf") + 1] == str(Path("bench.yaml").resolve())
 
 
 @pytest.mark.slow
@@ -208,8 +230,30 @@ def _phase(name: str, events: int) -> dict:
         bench.TaskTiming(name, "silver_a", "silver.a", "silver", "SUCCESS", 3.0, 100, 98, 97, dq_rules_s=0.4),
         bench.TaskTiming(name, "gold_a", "gold.a", "gold", "SKIPPED", 0.5, jobs=2, stages=3, write_s=0.1),
     ]
+    for task, started in zip(tasks, (0.0, 2.0, 5.0), strict=True):
+        task.started = started
     phase = bench.Phase(name, events, wall_s=7.0, pipeline_s=6.0, tasks=tasks)
     return bench.phase_figures(phase, {"driver_rss_mb": 1500.0})
+
+
+def test_layer_seconds_are_the_time_some_task_ran_when_tasks_overlap():
+    def task(layer: str, started: float, seconds: float):
+        return bench.TaskTiming(
+            "full", f"{layer}_{started}", f"{layer}.t", layer, "SUCCESS", seconds, started=started
+        )
+
+    tasks = [
+        task("silver", 0.0, 2.0),
+        task("silver", 1.0, 3.0),
+        task("gold", 3.0, 1.0),
+        task("silver", 10.0, 1.0),
+    ]
+    phase = bench.Phase("full", 10, wall_s=12.0, pipeline_s=11.5, tasks=tasks)
+    assert phase.running_s("silver") == 5.0  # 0-4 and 10-11
+    assert phase.running_s() == 5.0  # gold's 3-4 lies inside silver's span
+    figures = bench.phase_figures(phase, {})
+    assert figures["task_seconds_sum"] == 7.0 and figures["tasks_s"] == 5.0
+    assert figures["layer_s"] == {"bronze": 0.0, "silver": 5.0, "gold": 1.0}
 
 
 def test_report_prints_every_figure_without_spark():

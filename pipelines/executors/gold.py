@@ -35,18 +35,15 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 
 
 def _full_build(job: GoldJob, ctx: RunContext, versions: dict[str, int]) -> JobResult:
+    """Build the whole table in one pass, straight into the write; rows counted from the commit's statistics."""
     inputs = {s: job.relevant(s, ctx.store.read(s)) for s in versions}
-    output = job.build(inputs).persist()
-    try:
-        rows = output.count()
-        ctx.store.overwrite(
-            output,
-            job.table,
-            partition_by=list(job.partition_by),
-            metadata={WATERMARKS: versions, "run_id": ctx.run_id, "mode": "full"},
-        )
-    finally:
-        output.unpersist()
+    ctx.store.overwrite(
+        job.build(inputs),
+        job.table,
+        partition_by=list(job.partition_by),
+        metadata={WATERMARKS: versions, "run_id": ctx.run_id, "mode": "full"},
+    )
+    rows = ctx.store.count_added_since(job.table, None)
     return JobResult(rows_in=rows, rows_out=rows, message="full build")
 
 
@@ -69,11 +66,7 @@ class _Scratch:
                 # Spark cannot size a table made from Python rows, so without the hint every join
                 # with it (history, expand_groups, the replaced files) shuffles and sorts the big side.
                 return F.broadcast(local)
-        return self.keep(values.distinct())
-
-    def keep(self, frame: DataFrame) -> DataFrame:
-        """Cache `frame` until the end of the run."""
-        cached = frame.persist()
+        cached = values.distinct().persist()
         self.cached.append(cached)
         return cached
 
@@ -98,49 +91,42 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     if not changed:
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
+    new_rows = {s: store.read_added_since(s, seen[s]) for s in changed}
+    metadata = {WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"}
     if job.append_only:
         with small_input_mode(ctx.spark, source_rows, limit):
-            return _append_new_rows(job, ctx, seen, present, changed, source_rows)
-    # The touched groups' history is read from every source: the mode follows the rows scanned.
-    scanned = sum(store.count_added_since(s, None) for s in present)
-    with small_input_mode(ctx.spark, scanned, limit):
-        return _incremental(job, ctx, seen, present, changed, source_rows)
-
-
-def _append_new_rows(
-    job: GoldJob,
-    ctx: RunContext,
-    seen: dict[str, int],
-    present: dict[str, int],
-    changed: dict[str, int],
-    source_rows: int,
-) -> JobResult:
-    """An append-only table's new groups are built from the new rows alone (no history read)."""
-    store = ctx.store
-    before = store.version(job.table)
-    new_rows = {s: job.relevant(s, store.read_added_since(s, seen[s])) for s in changed}
-    store.append(
-        job.build(new_rows),
-        job.table,
-        partition_by=list(job.partition_by),
-        metadata={WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"},
-    )
-    rows_out = store.count_added_since(job.table, before)
+            rows_out = _append_new_rows(job, ctx, new_rows, metadata)
+    else:
+        # The touched groups' history is read from every source: the mode follows the rows scanned.
+        scanned = sum(store.count_added_since(s, None) for s in present)
+        with small_input_mode(ctx.spark, scanned, limit):
+            rows_out = _replace_touched_groups(
+                job, ctx, new_rows, present, metadata, few=source_rows <= LOCAL_GROUPS
+            )
     return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message="incremental")
 
 
-def _incremental(
+def _append_new_rows(job: GoldJob, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict) -> int:
+    """An append-only table's new groups are built from the new rows alone (no history read)."""
+    store = ctx.store
+    before = store.version(job.table)
+    relevant = {s: job.relevant(s, rows) for s, rows in new_rows.items()}
+    store.append(job.build(relevant), job.table, partition_by=list(job.partition_by), metadata=metadata)
+    return store.count_added_since(job.table, before)
+
+
+def _replace_touched_groups(
     job: GoldJob,
     ctx: RunContext,
-    seen: dict[str, int],
+    new_rows: dict[str, DataFrame],
     present: dict[str, int],
-    changed: dict[str, int],
-    source_rows: int,
-) -> JobResult:
-    """Rebuild the groups the sources' new rows touch from their whole history, and replace them."""
+    metadata: dict,
+    few: bool,
+) -> int:
+    """Rebuild the groups the sources' new rows touch from their whole history, and replace them.
+
+    `few`: at most `LOCAL_GROUPS` new rows, so at most that many touched groups (one per row)."""
     store = ctx.store
-    few = source_rows <= LOCAL_GROUPS  # a new row touches one group: at most this many
-    new_rows = {s: store.read_added_since(s, seen[s]) for s in changed}
     everything = {s: job.relevant(s, store.read(s)) for s in present}
     scratch = _Scratch(ctx.spark)
     try:
@@ -150,14 +136,13 @@ def _incremental(
         if job.expand_groups is not None:
             touched = scratch.groups(job.expand_groups(touched, everything), few)
         history = {s: rows.join(touched, GROUP, "left_semi") for s, rows in everything.items()}
-        rows_out = store.replace_groups(
+        return store.replace_groups(
             job.build(history),
             job.table,
             group_key=job.group_key,
             groups=touched.select(F.col(GROUP).alias(job.group_key)),
             keys=list(job.row_key),
-            metadata={WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"},
+            metadata=metadata,
         )
     finally:
         scratch.release()
-    return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message="incremental")

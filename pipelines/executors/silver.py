@@ -187,9 +187,7 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     if watermark is not None and watermark >= source_version:
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = store.count_added_since(job.source, watermark)
-    # Filters stay where written: pushed below the typing, they would compute it a second time
-    # (the write's `_bad` filter is made of every typed column; a transform's own filter on a
-    # parsed field would parse the JSON twice).
+    # filters_stay_put: else the write's `_bad` filter would re-type every row (see its docstring).
     with small_input_mode(ctx.spark, source_rows, ctx.config.profile.get("small_input_rows")):
         with filters_stay_put(ctx.spark):
             return _process(job, ctx, watermark, source_version, source_rows)

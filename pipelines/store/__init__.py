@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +31,19 @@ from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
 LAYERS = ("bronze", "silver", "gold", "ops")
 
 __all__ = ["TableStore", "open_store", "ConcurrentWriteError", "make_engine"]
+
+_WRITE_LOCKS: dict[str, threading.RLock] = {}
+_WRITE_LOCKS_GUARD = threading.Lock()
+
+
+@contextmanager
+def _writing(path: str) -> Iterator[None]:
+    """One writer per table path in this process: tasks running in parallel share tables
+    (`silver.quarantine`, `ops.*`), and a merge reads the table before it commits."""
+    with _WRITE_LOCKS_GUARD:
+        lock = _WRITE_LOCKS.setdefault(path, threading.RLock())
+    with lock:
+        yield
 
 
 def make_engine(spark: SparkSession, name: str = "auto") -> Engine:
@@ -59,6 +75,11 @@ class TableStore:
         self.engine = engine
         self.spark = engine.spark
 
+    def for_session(self, spark: SparkSession) -> TableStore:
+        """The same warehouse and engine kind, reading and writing through `spark` (a task's
+        own session, so its SQL settings apply to the plans the store runs)."""
+        return TableStore(self.warehouse, type(self.engine)(spark))
+
     def path(self, name: str) -> str:
         layer, _, table = name.partition(".")
         if layer not in LAYERS or not table or "/" in table or table.startswith("."):
@@ -88,20 +109,23 @@ class TableStore:
 
     def append_rows(self, rows: list[tuple], schema: StructType, name: str) -> None:
         """Append a few Python rows (bookkeeping) without the cost of a Spark job where possible."""
-        self.engine.append_rows(rows, schema, self.path(name))
+        with _writing(self.path(name)):
+            self.engine.append_rows(rows, schema, self.path(name))
 
     def append(
         self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None
     ) -> None:
         """Add rows in one atomic commit (creates the table on first use)."""
-        self.engine.append(df, self.path(name), partition_by or [], _encode(metadata))
+        with _writing(self.path(name)):
+            self.engine.append(df, self.path(name), partition_by or [], _encode(metadata))
 
     def commit_no_rows(
         self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None
     ) -> None:
         """Record `metadata` in a commit that adds no rows (creates the table with `df`'s columns
         on first use); cheaper than appending an empty frame."""
-        self.engine.commit_no_rows(df, self.path(name), partition_by or [], _encode(metadata))
+        with _writing(self.path(name)):
+            self.engine.commit_no_rows(df, self.path(name), partition_by or [], _encode(metadata))
 
     def overwrite(
         self,
@@ -112,7 +136,8 @@ class TableStore:
         metadata: dict | None = None,
     ) -> None:
         """Replace the table, or only `partitions` (e.g. [{"event_date": "2024-01-01"}]), atomically."""
-        self.engine.overwrite(df, self.path(name), partition_by or [], partitions, _encode(metadata))
+        with _writing(self.path(name)):
+            self.engine.overwrite(df, self.path(name), partition_by or [], partitions, _encode(metadata))
 
     def merge(
         self,
@@ -123,7 +148,8 @@ class TableStore:
         metadata: dict | None = None,
     ) -> None:
         """Upsert on `keys`; a true `delete_flag` column deletes the matching row instead."""
-        self.engine.merge(df, self.path(name), keys, delete_flag, _encode(metadata))
+        with _writing(self.path(name)):
+            self.engine.merge(df, self.path(name), keys, delete_flag, _encode(metadata))
 
     def replace_groups(
         self,
@@ -139,7 +165,8 @@ class TableStore:
         Returns the rows of `df` written. With unique `keys` this equals a merge on `keys` that also
         deletes the groups' rows `df` no longer holds, which is how gold replaces recomputed groups.
         """
-        return self.engine.replace_groups(df, self.path(name), group_key, groups, keys, _encode(metadata))
+        with _writing(self.path(name)):
+            return self.engine.replace_groups(df, self.path(name), group_key, groups, keys, _encode(metadata))
 
     def history(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Commits newest first; our metadata decoded under `metadata`."""

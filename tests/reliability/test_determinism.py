@@ -1,5 +1,5 @@
-"""Same landing data, same answers: two warehouses agree byte for byte (one built interpreted, one with
-Spark's generated code), and compaction changes nothing.
+"""Same landing data, same answers: two warehouses agree byte for byte (one built interpreted with one
+task at a time, one with Spark's generated code and tasks side by side), and compaction changes nothing.
 
 Each silver and gold table is read with one ordered query (every column but the run-specific
 ones, ORDER BY all of them) and the answers are compared as bytes. Compacting a table
@@ -75,11 +75,18 @@ class Twins:
     answers: list[dict[str, bytes]]  # per warehouse, taken right after its run
 
 
-def _with_generated_code(settings: Config) -> Config:
+def _one_task_at_a_time(settings: Config) -> Config:
+    raw = copy.deepcopy(settings.raw)
+    raw["run"]["parallel_tasks"] = 1
+    return Config(raw)
+
+
+def _with_generated_code_and_parallel_tasks(settings: Config) -> Config:
     """`settings` with code generation for every task (the samples are small enough to be
-    evaluated interpreted under the default `small_input_rows`)."""
+    evaluated interpreted under the default `small_input_rows`) and three tasks at a time."""
     raw = copy.deepcopy(settings.raw)
     raw["profiles"][raw["profile"]]["small_input_rows"] = 0
+    raw["run"]["parallel_tasks"] = 3
     return Config(raw)
 
 
@@ -96,8 +103,10 @@ def twins(config, spark, tmp_path_factory) -> Twins:
     stores = []
     for name in ("first", "second"):
         settings = config.with_overrides(landing=str(landing), warehouse=str(root / name))
-        if name == "second":  # and whether Spark generates code or interprets makes no difference
-            settings = _with_generated_code(settings)
+        if name == "first":
+            settings = _one_task_at_a_time(settings)
+        else:  # whether Spark generates code or interprets, and the order tasks run in, change nothing
+            settings = _with_generated_code_and_parallel_tasks(settings)
         run_pipeline(settings, spark=spark)
         stores.append(open_store(spark, settings.warehouse, "delta-rs"))
     return Twins(landing, stores, [answers(store) for store in stores])

@@ -1,0 +1,115 @@
+"""The runner runs tasks whose upstream tasks are done side by side (`run.parallel_tasks`).
+
+The toy tasks (`tests/pipelines/toy_graph`) meet at a two-party rendezvous inside their
+transform: they only get past it when both run at the same time, so one by one the
+first fails, and side by side both pass. Real silver executions on real Delta tables,
+scheduled by the runner's `_run_graph` (`run_pipeline` selects tasks by layer, and the
+toy modules live outside the layer packages).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+import pytest
+
+from pipelines.config import ConfigError, load_config
+from pipelines.context import RunContext
+from pipelines.graph import Task
+from pipelines.runner import RunSummary, _run_graph
+from tests.pipelines import toy_graph
+
+TOYS = "tests.pipelines.toy_graph"
+T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture(autouse=True)
+def fresh_rendezvous():
+    toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=60)
+    toy_graph.SESSIONS.clear()
+
+
+FIRST = Task("first", f"{TOYS}.meets_then_succeeds")
+SECOND = Task("second", f"{TOYS}.meets_too")
+
+
+@pytest.fixture
+def run_tasks(spark, store, config):
+    """run_tasks(parallel, *tasks) -> (the first failed task's key, the results)."""
+
+    def run(parallel: int, *tasks: Task) -> tuple[str | None, RunSummary]:
+        ctx = RunContext(spark, store, config, "toy-run", T0)
+        summary = RunSummary("toy-run")
+        return _run_graph(ctx, list(tasks), parallel, summary), summary
+
+    return run
+
+
+def _land(spark, store, *names: str) -> None:
+    for name in names:
+        rows = [(f"{name}-{i}", "toy.jsonl", i, T0) for i in range(3)]
+        store.append(spark.createDataFrame(rows, toy_graph.SCHEMA), f"bronze.toy_{name}")
+
+
+def _runs(store) -> dict[str, tuple]:
+    return {r.job: (r.status, r.started_at, r.finished_at) for r in store.read("ops.runs").collect()}
+
+
+def test_ready_tasks_run_at_the_same_time_and_downstream_waits_for_both(spark, store, run_tasks):
+    _land(spark, store, "meets_then_succeeds", "meets_too", "plain")
+
+    failed, summary = run_tasks(2, FIRST, SECOND, Task("after_both", f"{TOYS}.plain", ("first", "second")))
+
+    assert failed is None
+    assert {k: r.status for k, r in summary.results.items()} == dict.fromkeys(
+        ("first", "second", "after_both"), "SUCCESS"
+    )
+    for table in ("silver.toy_meets_then_succeeds", "silver.toy_meets_too", "silver.toy_plain"):
+        assert store.read(table).count() == 3
+    runs = _runs(store)
+    assert runs["after_both"][1] >= max(runs["first"][2], runs["second"][2])
+
+
+def test_one_by_one_the_rendezvous_is_never_met(spark, store, run_tasks):
+    """The control: the same tasks one at a time fail at the rendezvous."""
+    toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=1)
+    _land(spark, store, "meets_then_succeeds", "meets_too")
+
+    failed, summary = run_tasks(1, FIRST, SECOND)
+
+    assert failed == "first" and summary.results["first"].message.startswith("BrokenBarrierError")
+    assert set(_runs(store)) == {"first"}
+
+
+def test_after_a_failure_running_tasks_finish_and_no_task_starts(spark, store, run_tasks):
+    _land(spark, store, "meets_then_succeeds", "meets_then_fails", "plain")
+    fails = Task("fails", f"{TOYS}.meets_then_fails")
+
+    failed, summary = run_tasks(2, FIRST, fails, Task("after_failure", f"{TOYS}.plain", ("fails",)))
+
+    assert failed == "fails"
+    assert summary.results["fails"].message == "RuntimeError: toy failure after the rendezvous"
+    assert {k: v[0] for k, v in _runs(store).items()} == {"first": "SUCCESS", "fails": "FAILED"}
+    assert store.read("silver.toy_meets_then_succeeds").count() == 3
+    assert not store.exists("silver.toy_plain")
+
+
+def test_each_parallel_task_plans_in_a_session_of_its_own(spark, store, run_tasks):
+    """So the SQL settings a task changes (small-input mode, filters kept in place) are its own."""
+    _land(spark, store, "meets_then_succeeds", "meets_too")
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+
+    run_tasks(2, FIRST, SECOND)
+
+    assert len(toy_graph.SESSIONS) == 2 and len(set(toy_graph.SESSIONS)) == 2
+    assert spark._jsparkSession.sessionUUID() not in toy_graph.SESSIONS
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 1.5])
+def test_parallel_tasks_must_be_a_whole_number_from_one(tmp_path, value):
+    conf = tmp_path / "conf.yaml"
+    conf.write_text(f"run:\n  parallel_tasks: {str(value).lower()}\n")
+    with pytest.raises(ConfigError, match="parallel_tasks"):
+        load_config(conf)
