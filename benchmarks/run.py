@@ -328,7 +328,7 @@ def run_size(
         | {"folder": runs["folder"]},
         "incremental_share_of_full": round(incremental.wall_s / full.wall_s, 4) if full.wall_s else None,
         "dq_share_of_pipeline": round(full_figures["dq_s"] / full.pipeline_s, 4) if full.pipeline_s else None,
-        "parallel_tasks": config.section("run").get("parallel_tasks", 1),
+        "parallel_tasks": config.section("run")["parallel_tasks"],
         "dq_split": dq_split and not instrumentation.missing,
         "instrumentation_missing": instrumentation.missing,
         "memory": memory,
