@@ -130,7 +130,14 @@ def _dedup(accepted: DataFrame, key: str, extra: list[str], existing: DataFrame 
     ).first()
     losers = ranked.where(~first & ~same_row).select(key, *ROW)
     winners = ranked.where(first).drop("_n", "_winner")
-    present = winners.select(key).join(existing, key, "left_semi") if existing is not None else None
+    present = None
+    if existing is not None:
+        # Few winners (an incremental batch): probe the table's keys with a broadcast set of them,
+        # one pass over a single column, instead of shuffling and sorting every key the table holds.
+        if counts["winners"] <= BROADCAST_ROWS:
+            present = F.broadcast(existing.join(F.broadcast(winners.select(key)), key, "left_semi"))
+        else:
+            present = winners.select(key).join(existing, key, "left_semi")
     kept = (winners.join(present, key, "left_anti") if present is not None else winners).persist()
     return Dedup(ranked, kept, losers, present, counts["winners"], counts["losers"], counts["ties"])
 

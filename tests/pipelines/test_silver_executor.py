@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 
+import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -94,7 +95,11 @@ def test_rows_sharing_key_and_record_collapse_to_one(spark, store, config):
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (5, 2, 3)
 
 
-def test_keys_already_in_the_table_are_not_written_again(spark, store, config):
+@pytest.mark.parametrize("broadcast_rows", [silver_executor.BROADCAST_ROWS, 0], ids=["few", "many"])
+def test_keys_already_in_the_table_are_not_written_again(spark, store, config, monkeypatch, broadcast_rows):
+    """Both ways of finding the keys already present: probing the table with a broadcast set of
+    the batch's keys (few), and a shuffled join (more than BROADCAST_ROWS)."""
+    monkeypatch.setattr(silver_executor, "BROADCAST_ROWS", broadcast_rows)
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
     _run(spark, store, config)
     _land(
