@@ -37,6 +37,9 @@ class RunContext:
     log_format: str = "text"
     out: object = field(default_factory=lambda: sys.stdout)
     pending: list = field(default_factory=list)  # background work (futures) the run waits for at its end
+    # (table, after version, up to version, column) -> its distinct values: tasks reading the same
+    # new rows look once (see `RowSelector`); task contexts share this dict
+    source_values: dict = field(default_factory=dict)
 
     def log(self, event: str, **fields) -> None:
         """One progress line: human-readable, or a JSON object per line with --log-format json."""

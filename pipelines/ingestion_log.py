@@ -5,24 +5,30 @@ in the Delta commit metadata, and every file of that commit gets a log row
 with the bronze version. A run killed between the two leaves bronze commits
 newer than the log's last version; `recover` rebuilds their log rows from the
 bronze rows themselves before anything else happens.
+
+Files are known by their landing key (path below the source folder, see
+`pipelines.landing.landing_key`), so a moved landing folder is not ingested
+again; `path` stays the absolute path the file had when logged.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
-from pipelines.landing import LandingFile
+from pipelines.landing import LandingFile, landing_key
 from pipelines.store import TableStore
 
 TABLE = "ops.ingestion_log"
 INGESTED = "INGESTED"
 CHANGED_SKIPPED = "CHANGED_SKIPPED"
 TOO_LARGE = "TOO_LARGE"
+SAME_CONTENT = "SAME_CONTENT"  # a known file with a new modification time (touched, copied): not ingested
 
 SCHEMA = StructType(
     [
@@ -38,33 +44,35 @@ SCHEMA = StructType(
         StructField("bronze_version", LongType()),
         StructField("logged_at", TimestampType(), False),
         StructField("note", StringType()),
+        StructField("landing_key", StringType()),
     ]
 )
 
 
 @dataclass(frozen=True)
 class KnownFile:
-    path: str
+    key: str
     size: int | None
     mtime_ms: int | None
     file_hash: str | None
     status: str
 
 
-def known_files(store: TableStore, source: str) -> dict[str, list[KnownFile]]:
-    """Every logged file of `source` (one row per file and version; small: files, not records)."""
+def known_files(store: TableStore, source: str, folder: Path) -> dict[str, list[KnownFile]]:
+    """Every logged file of `source` by landing key (one row per file and version; small: files,
+    not records). Rows logged before keys existed get theirs from their path and `folder`."""
     if not store.exists(TABLE):
         return {}
-    rows = (
-        store.read(TABLE)
-        .where(F.col("source") == source)
-        .select("path", "size", "modified_at", "file_hash", "status")
-        .collect()
-    )
+    logged = store.read(TABLE).where(F.col("source") == source)
+    stored_key = F.col("landing_key") if "landing_key" in logged.columns else F.lit(None).cast("string")
+    rows = logged.select(
+        "path", stored_key.alias("key"), "size", "modified_at", "file_hash", "status"
+    ).collect()
     known: dict[str, list[KnownFile]] = {}
     for row in rows:
+        key = row.key or landing_key(row.path, folder)
         mtime = int(row.modified_at.timestamp() * 1000) if row.modified_at else None
-        known.setdefault(row.path, []).append(KnownFile(row.path, row.size, mtime, row.file_hash, row.status))
+        known.setdefault(key, []).append(KnownFile(key, row.size, mtime, row.file_hash, row.status))
     return known
 
 
@@ -105,6 +113,7 @@ def entry(
         bronze_version,
         dt.datetime.now(tz=dt.timezone.utc),
         note,
+        file.key,
     )
 
 
@@ -113,7 +122,7 @@ def append(spark: SparkSession, store: TableStore, rows: list[tuple]) -> None:
         store.append_rows(rows, SCHEMA, TABLE)
 
 
-def recover(spark: SparkSession, store: TableStore, source: str, bronze_table: str) -> int:
+def recover(spark: SparkSession, store: TableStore, source: str, bronze_table: str, folder: Path) -> int:
     """Log the files of bronze commits the log does not know yet (a run died after its commit)."""
     current = store.version(bronze_table)
     if current is None:
@@ -128,15 +137,16 @@ def recover(spark: SparkSession, store: TableStore, source: str, bronze_table: s
         .agg(F.count(F.lit(1)).alias("records"), F.sum(F.col("is_corrupt").cast("long")).alias("corrupt"))
         .collect()
     )
-    known = known_files(store, source)
+    known = known_files(store, source, folder)
     rows = []
     for row in per_file:
-        if any(k.file_hash == row.file_hash and k.status == INGESTED for k in known.get(row.source_file, [])):
+        key = landing_key(row.source_file, folder)
+        if any(k.file_hash == row.file_hash and k.status == INGESTED for k in known.get(key, [])):
             continue
         rows.append(
             entry(
                 source,
-                LandingFile(row.source_file, 0, 0),
+                LandingFile(row.source_file, 0, 0, key),
                 row.file_hash,
                 INGESTED,
                 row.ingest_run_id,

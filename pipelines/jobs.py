@@ -40,6 +40,8 @@ class SilverJob:
     `event_id` (within the batch and against the table) and appended.
     `reconciles` names the landing source whose bronze rows this table accounts
     for (None for tables derived from another silver table).
+    `selects` says which source rows the transform keeps, so a batch holding none of
+    them costs a look at one column instead of a typing pass (DataWorks families).
     """
 
     table: str
@@ -49,6 +51,20 @@ class SilverJob:
     partition_by: tuple[str, ...] = ()
     expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
     dedup_key: str = "event_id"
+    selects: RowSelector | None = None
+
+
+@dataclass(frozen=True)
+class RowSelector:
+    """The source rows a silver transform keeps, decided by one column's value in Python.
+
+    `accepts(value)` must agree with the transform's own filter: when no distinct value
+    of `column` among the new source rows is accepted, the executor records an empty
+    batch (watermark, DQ rows of zero elements) without running the transform.
+    """
+
+    column: str
+    accepts: Callable[[object], bool]
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,9 @@ class LandingFile:
     path: str
     size: int
     mtime_ms: int
+    key: str | None = (
+        None  # the path below the source's landing folder: a file's identity (see `landing_key`)
+    )
 
     @property
     def modified_at(self) -> dt.datetime:
@@ -59,10 +62,31 @@ def discover(folder: Path) -> list[LandingFile]:
         for name in sorted(files):
             if name.startswith((".", "_")):
                 continue
-            path = os.path.join(root, name)
+            path = os.path.abspath(os.path.join(root, name))
             info = os.stat(path)
-            found.append(LandingFile(os.path.abspath(path), info.st_size, int(info.st_mtime * 1000)))
+            found.append(
+                LandingFile(path, info.st_size, int(info.st_mtime * 1000), landing_key(path, folder))
+            )
     return found
+
+
+def landing_key(path: str, folder: Path) -> str:
+    """A landed file's identity: its path below the source folder, `/`-separated.
+
+    Why not the absolute path: a landing folder that moves (a renamed project, another mount
+    point, a copy on a new machine) still holds the same files, and must not be ingested again.
+    Paths logged before keys existed are absolute; below a folder named like the source's
+    (`.../datahub_ece/sub/f.jsonl` -> `sub/f.jsonl`) they get the same key.
+    """
+    folder = Path(os.path.abspath(folder))
+    absolute = Path(path)
+    if absolute.is_relative_to(folder):
+        return absolute.relative_to(folder).as_posix()
+    parts = absolute.parts
+    for index in range(len(parts) - 2, -1, -1):
+        if parts[index] == folder.name:
+            return Path(*parts[index + 1 :]).as_posix()
+    return absolute.as_posix()
 
 
 def _open(path: str):

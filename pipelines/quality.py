@@ -290,6 +290,11 @@ def no_rows_uniqueness(suite: Suite | None) -> list[Outcome]:
     return [Outcome(exp, 0, 0, ()) for exp in _table_level(suite)]
 
 
+def no_rows_outcomes(suite: Suite | None) -> list[Outcome]:
+    """What `measure` then `measure_uniqueness` report for no rows, without a Spark job."""
+    return [Outcome(exp, 0, 0, ()) for exp in _row_level(suite)] + no_rows_uniqueness(suite)
+
+
 def measure_uniqueness(output: DataFrame, suite: Suite | None) -> tuple[int, list[Outcome]]:
     """Row count and the table-level uniqueness rules of the rows actually written, in one Spark job."""
     unique = _table_level(suite)

@@ -15,8 +15,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform, snake_case, spark_type
+from silver.dataworks_families import Family, family_job, snake_case, spark_type
 
 _CONTENT = "process.approvalContent"
 _META = "order.projectMeta"
@@ -176,4 +175,4 @@ FAMILY = Family(
     ),
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

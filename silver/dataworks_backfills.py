@@ -7,8 +7,7 @@ depends on the node's schedule (a date, or a date-time for hourly nodes).
 
 from __future__ import annotations
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 FAMILY = Family(
     table="silver.dataworks_backfills",
@@ -33,4 +32,4 @@ FAMILY = Family(
     entity=(("node", "root_node_id"), ("project", "project_id")),
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

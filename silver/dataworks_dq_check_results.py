@@ -10,8 +10,7 @@ the engine project), else the workspace.
 
 from __future__ import annotations
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 FAMILY = Family(
     table="silver.dataworks_dq_check_results",
@@ -67,4 +66,4 @@ FAMILY = Family(
     enums={"check_result": "dq_check_result", "block_type": "dq_block_type"},
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

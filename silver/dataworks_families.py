@@ -34,7 +34,7 @@ snake_case (`process_applicant`) unless `names` says otherwise.
     ...     fields={"projectName": "string", "timestamp": "timestamp"},
     ...     entity=(("project", "project_id"),),
     ... )
-    >>> JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY))
+    >>> JOB = family_job(FAMILY)
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, StringType, StructField, StructType
 
-from pipelines.jobs import ERRORS_COLUMN
+from pipelines.jobs import ERRORS_COLUMN, RowSelector, SilverJob
 from silver import dataworks_catalog as catalog
 from silver.common import LINEAGE, collect_errors, deterministic_id, epoch_millis_to_timestamp, lineage
 
@@ -124,6 +124,17 @@ def family_transform(family: Family) -> Callable[[DataFrame], DataFrame]:
 
     transform.__doc__ = f"silver.dataworks_events rows -> {family.table} rows."
     return transform
+
+
+def family_job(family: Family) -> SilverJob:
+    """The SilverJob of a family table. Its row selector mirrors the transform's filter (the
+    catalog's family of the event code), so a batch without the family's events types nothing."""
+    return SilverJob(
+        table=family.table,
+        source=SOURCE,
+        transform=family_transform(family),
+        selects=RowSelector("event_code", lambda code: catalog.family_of(code) == family.table),
+    )
 
 
 def snake_case(path: str) -> str:

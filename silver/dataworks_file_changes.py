@@ -6,8 +6,7 @@ These are extension-point pre-events (sent before the operation). `change_type`
 
 from __future__ import annotations
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 FAMILY = Family(
     table="silver.dataworks_file_changes",
@@ -29,4 +28,4 @@ FAMILY = Family(
     enums={"change_type": "file_change_type"},
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

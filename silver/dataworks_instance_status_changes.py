@@ -6,8 +6,7 @@ as codes and named from the catalog enums, so dashboards need no lookup table.
 
 from __future__ import annotations
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 FAMILY = Family(
     table="silver.dataworks_instance_status_changes",
@@ -32,4 +31,4 @@ FAMILY = Family(
     enums={"status": "instance_status", "dag_type": "dag_type", "task_type": "task_type"},
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

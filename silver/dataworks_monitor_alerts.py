@@ -9,8 +9,7 @@ The entity key is the instance, else the node, else the workspace.
 
 from __future__ import annotations
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 FAMILY = Family(
     table="silver.dataworks_monitor_alerts",
@@ -45,4 +44,4 @@ FAMILY = Family(
     enums={"baseline_status": "baseline_status", "task_status": "instance_status"},
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

@@ -10,8 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 
 def _derived() -> list[Column]:
@@ -32,4 +31,4 @@ FAMILY = Family(
     derived=_derived,
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

@@ -5,8 +5,7 @@ Tenant-level events; the entity is the workspace itself.
 
 from __future__ import annotations
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 FAMILY = Family(
     table="silver.dataworks_project_changes",
@@ -19,4 +18,4 @@ FAMILY = Family(
     entity=(("project", "project_id"),),
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

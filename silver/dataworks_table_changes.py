@@ -6,8 +6,7 @@ The payload names the table by MaxCompute project and name; the entity key is
 
 from __future__ import annotations
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 FAMILY = Family(
     table="silver.dataworks_table_changes",
@@ -22,4 +21,4 @@ FAMILY = Family(
     entity=(("table", "table_guid"), ("table", ("max_compute_project", "table_name"))),
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

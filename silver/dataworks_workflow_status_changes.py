@@ -7,8 +7,7 @@ wall-clock texts and are stored as UTC timestamps.
 
 from __future__ import annotations
 
-from pipelines.jobs import SilverJob
-from silver.dataworks_families import SOURCE, Family, family_transform
+from silver.dataworks_families import Family, family_job
 
 FAMILY = Family(
     table="silver.dataworks_workflow_status_changes",
@@ -27,4 +26,4 @@ FAMILY = Family(
     enums={"status": "dag_status", "dag_type": "dag_type"},
 )
 
-JOB = SilverJob(table=FAMILY.table, source=SOURCE, transform=family_transform(FAMILY), reconciles=None)
+JOB = family_job(FAMILY)

@@ -9,6 +9,7 @@ files in one Spark job; append the records in one Delta commit; log the files.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -45,17 +46,18 @@ def literal_path(path: str) -> str:
 
 
 def _plan(
-    ctx: RunContext, job: BronzeJob, files: list[LandingFile]
+    ctx: RunContext, job: BronzeJob, folder: Path, files: list[LandingFile]
 ) -> tuple[list[FileScan], list[tuple], list[str]]:
     """Files to ingest, log rows for files set aside, and warnings to print."""
     settings = ctx.config.section("bronze")
     max_bytes = settings["max_file_mb"] * 1024 * 1024
-    known = log.known_files(ctx.store, job.source)
+    known = log.known_files(ctx.store, job.source, folder)
     to_ingest, set_aside, warnings = [], [], []
     for file in files:
-        history = known.get(file.path, [])
+        history = known.get(file.key, [])
         ingested = [k for k in history if k.status == log.INGESTED]
-        if ingested and any(k.size == file.size and k.mtime_ms == file.mtime_ms for k in ingested):
+        seen = [k for k in history if k.status in (log.INGESTED, log.SAME_CONTENT)]
+        if ingested and any(k.size == file.size and k.mtime_ms == file.mtime_ms for k in seen):
             continue
         if file.size > max_bytes:
             if not any(k.status == log.TOO_LARGE and k.size == file.size for k in history):
@@ -68,6 +70,12 @@ def _plan(
             continue
         found = scan(file, job.record_arrays + job.record_objects)
         if any(k.file_hash == found.sha256 for k in ingested):
+            # touched or copied without its time: logged, so the next run need not hash it again
+            set_aside.append(
+                log.entry(
+                    job.source, file, found.sha256, log.SAME_CONTENT, ctx.run_id, note="content unchanged"
+                )
+            )
             continue
         if ingested and settings["on_changed_file"] == "skip":
             if not any(k.status == log.CHANGED_SKIPPED and k.file_hash == found.sha256 for k in history):
@@ -115,8 +123,8 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
     folder = ctx.config.landing / folder_name
     if not ctx.config.landing.is_dir():
         raise FileNotFoundError(f"landing folder {ctx.config.landing} does not exist")
-    recovered = log.recover(ctx.spark, ctx.store, job.source, job.table)
-    scans, set_aside, warnings = _plan(ctx, job, discover(folder))
+    recovered = log.recover(ctx.spark, ctx.store, job.source, job.table, folder)
+    scans, set_aside, warnings = _plan(ctx, job, folder, discover(folder))
     for warning in warnings:
         ctx.log("warning", table=job.table, message=warning)
     log.append(ctx.spark, ctx.store, set_aside)

@@ -30,6 +30,7 @@ from pipelines.quality import (
     load_suite,
     measure,
     measure_uniqueness,
+    no_rows_outcomes,
     no_rows_uniqueness,
     rule_results,
     suites_dir,
@@ -129,7 +130,14 @@ def _dedup(accepted: DataFrame, key: str, extra: list[str], existing: DataFrame 
     ).first()
     losers = ranked.where(~first & ~same_row).select(key, *ROW)
     winners = ranked.where(first).drop("_n", "_winner")
-    present = winners.select(key).join(existing, key, "left_semi") if existing is not None else None
+    present = None
+    if existing is not None:
+        # Few winners (an incremental batch): probe the table's keys with a broadcast set of them,
+        # one pass over a single column, instead of shuffling and sorting every key the table holds.
+        if counts["winners"] <= BROADCAST_ROWS:
+            present = F.broadcast(existing.join(F.broadcast(winners.select(key)), key, "left_semi"))
+        else:
+            present = winners.select(key).join(existing, key, "left_semi")
     kept = (winners.join(present, key, "left_anti") if present is not None else winners).persist()
     return Dedup(ranked, kept, losers, present, counts["winners"], counts["losers"], counts["ties"])
 
@@ -187,10 +195,52 @@ def run(job: SilverJob, ctx: RunContext) -> JobResult:
     if watermark is not None and watermark >= source_version:
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = store.count_added_since(job.source, watermark)
+    limit = ctx.config.profile.get("small_input_rows")
+    if job.selects is not None:
+        with small_input_mode(ctx.spark, source_rows, limit):
+            values = _new_values(job, ctx, watermark, source_version)
+        if not any(job.selects.accepts(v) for v in values):
+            return _record_empty_batch(job, ctx, watermark, source_version, source_rows)
     # filters_stay_put: else the write's `_bad` filter would re-type every row (see its docstring).
-    with small_input_mode(ctx.spark, source_rows, ctx.config.profile.get("small_input_rows")):
+    with small_input_mode(ctx.spark, source_rows, limit):
         with filters_stay_put(ctx.spark):
             return _process(job, ctx, watermark, source_version, source_rows)
+
+
+def _new_values(job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int) -> frozenset:
+    """Distinct values of the selector's column in the source rows after `watermark`: one small
+    job per run and source, shared by the tasks reading the same rows (the DataWorks families)."""
+    key = (job.source, watermark, source_version, job.selects.column)
+    if key not in ctx.source_values:
+        rows = ctx.store.read_added_since(job.source, watermark).select(job.selects.column).distinct()
+        ctx.source_values[key] = frozenset(row[0] for row in rows.collect())
+    return ctx.source_values[key]
+
+
+def _watermark_commit(job: SilverJob, ctx: RunContext, source_version: int) -> dict:
+    return {WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id}
+
+
+def _record_empty_batch(
+    job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+) -> JobResult:
+    """What typing a batch without a row of this table records (the watermark commit, DQ rows of
+    zero elements), without typing it: for a family with no new events this is most of its run.
+    The columns come from the table, or from the transform's plan (never run) when it is new."""
+    store = ctx.store
+    if store.exists(job.table):
+        columns = store.read(job.table)
+    else:
+        columns = job.transform(store.read_added_since(job.source, watermark)).drop(*HELPER_COLUMNS)
+    suite = load_suite(job.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
+    store.commit_no_rows(
+        columns,
+        job.table,
+        partition_by=list(job.partition_by),
+        metadata=_watermark_commit(job, ctx, source_version),
+    )
+    record_dq(ctx, job.table, no_rows_outcomes(suite))
+    return JobResult(source_rows=source_rows, message="no rows for this table")
 
 
 def _process(
@@ -221,7 +271,7 @@ def _process(
             store.merge(quarantine_rows(rejected, job.table, ctx), QUARANTINE, keys=["quarantine_id"])
         faults.checkpoint("silver_after_quarantine", job.table)
 
-        commit = {WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id}
+        commit = _watermark_commit(job, ctx, source_version)
         if rows_in == quarantined:  # nothing to write (common for small batches): no dedup, no Spark write
             rows_out, uniqueness = 0, no_rows_uniqueness(suite)
             store.commit_no_rows(

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import shutil
 
 import pytest
 from pyspark.sql import functions as F
 
 from pipelines import ingestion_log
+from pipelines.landing import landing_key
 from pipelines.runner import run_pipeline
 
 ECE = "bronze.datahub_entity_change_events"
@@ -146,6 +149,58 @@ def test_changed_file_is_reported_not_duplicated(config, spark, landing, warehou
     assert _bronze(store).count() == 1
     statuses = sorted(r.status for r in store.read(ingestion_log.TABLE).collect())
     assert statuses == [ingestion_log.CHANGED_SKIPPED, ingestion_log.INGESTED]
+
+
+def test_a_moved_landing_folder_is_not_ingested_again(config, spark, landing, warehouse, store, tmp_path):
+    (landing / "datahub_ece" / "sub").mkdir()
+    (landing / "datahub_ece" / "sub" / "one.jsonl").write_text('{"a":1}\n{"a":2}\n')
+    (landing / "datahub_ece" / "two.jsonl").write_text('{"a":3}\n')
+    _run(config, spark, landing, warehouse)
+    moved = tmp_path / "elsewhere" / "landing"
+    shutil.move(landing, moved)  # keeps modification times
+    (moved / "datahub_ece" / "three.jsonl").write_text('{"a":4}\n')
+
+    _run(config, spark, moved, warehouse)
+
+    assert sorted(r.raw for r in _bronze(store).collect()) == ['{"a":1}', '{"a":2}', '{"a":3}', '{"a":4}']
+    keys = {r.landing_key for r in store.read(ingestion_log.TABLE).collect()}
+    assert keys == {"sub/one.jsonl", "two.jsonl", "three.jsonl"}
+
+
+def test_a_touched_file_is_logged_once_and_not_ingested_again(config, spark, landing, warehouse, store):
+    target = landing / "datahub_ece" / "one.jsonl"
+    target.write_text('{"a":1}\n')
+    _run(config, spark, landing, warehouse)
+    later = target.stat().st_mtime + 3600
+    os.utime(target, (later, later))  # a copy that did not keep the time, or a `touch`
+
+    _run(config, spark, landing, warehouse)
+    _run(config, spark, landing, warehouse)
+
+    assert _bronze(store).count() == 1
+    statuses = sorted(r.status for r in store.read(ingestion_log.TABLE).collect())
+    assert statuses == [ingestion_log.INGESTED, ingestion_log.SAME_CONTENT]
+
+
+def test_log_rows_written_before_landing_keys_find_their_moved_files(
+    config, spark, landing, warehouse, store, tmp_path
+):
+    (landing / "datahub_ece" / "sub").mkdir()
+    (landing / "datahub_ece" / "sub" / "one.jsonl").write_text('{"a":1}\n')
+    _run(config, spark, landing, warehouse)
+    legacy = store.read(ingestion_log.TABLE).withColumn("landing_key", F.lit(None).cast("string"))
+    store.overwrite(legacy, ingestion_log.TABLE)  # as logged before the column existed
+    moved = tmp_path / "elsewhere" / "landing"
+    shutil.move(landing, moved)
+
+    _run(config, spark, moved, warehouse)
+
+    assert [r.raw for r in _bronze(store).collect()] == ['{"a":1}']
+    folder = tmp_path / "now" / "datahub_ece"
+    assert landing_key(str(folder / "sub" / "f.jsonl"), folder) == "sub/f.jsonl"
+    assert landing_key("/old/place/datahub_ece/sub/f.jsonl", folder) == "sub/f.jsonl"
+    assert landing_key("/old/datahub_ece/x/datahub_ece/f.jsonl", folder) == "f.jsonl"
+    assert landing_key("/unrelated/f.jsonl", folder) == "/unrelated/f.jsonl"
 
 
 def test_commit_without_log_rows_is_recovered_not_reingested(config, spark, landing, warehouse, store):

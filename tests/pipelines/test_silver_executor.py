@@ -3,18 +3,28 @@
 A key's earliest landed row wins (ingested_at, source_file, record_index),
 whatever order the rows come in; keys the table already holds are not written
 again; rows that share key and bronze record (derived tables) collapse to one.
+
+A table whose rows the source selects by one column's value (`RowSelector`, the
+DataWorks families) is not typed at all when no new row is selected, and records
+exactly what typing the empty batch would have recorded.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 
+import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.context import RunContext
 from pipelines.executors import silver as silver_executor
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from pipelines.jobs import ERRORS_COLUMN, RowSelector, SilverJob
+from pipelines.store import open_store
+from silver import dataworks_approvals
+from silver import dataworks_catalog as catalog
+from tests.silver.test_dataworks_families import SAMPLES, TYPE_CODES, events
 
 SOURCE = "bronze.toy_events"
 TABLE = "silver.toy_events"
@@ -47,9 +57,9 @@ def _land(spark, store, rows):
     store.append(spark.createDataFrame(rows, SCHEMA), SOURCE)
 
 
-def _run(spark, store, config):
+def _run(spark, store, config, job=JOB):
     ctx = RunContext(spark, store, config, "run-1", T0)
-    return silver_executor.run(JOB, ctx)
+    return silver_executor.run(job, ctx)
 
 
 def _written(store):
@@ -85,7 +95,11 @@ def test_rows_sharing_key_and_record_collapse_to_one(spark, store, config):
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (5, 2, 3)
 
 
-def test_keys_already_in_the_table_are_not_written_again(spark, store, config):
+@pytest.mark.parametrize("broadcast_rows", [silver_executor.BROADCAST_ROWS, 0], ids=["few", "many"])
+def test_keys_already_in_the_table_are_not_written_again(spark, store, config, monkeypatch, broadcast_rows):
+    """Both ways of finding the keys already present: probing the table with a broadcast set of
+    the batch's keys (few), and a shuffled join (more than BROADCAST_ROWS)."""
+    monkeypatch.setattr(silver_executor, "BROADCAST_ROWS", broadcast_rows)
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
     _run(spark, store, config)
     _land(
@@ -124,3 +138,70 @@ def test_a_first_batch_with_no_rows_creates_the_empty_table(spark, store, config
     assert store.read(TABLE).count() == 0
     assert {"event_id", "event_time", "raw"} <= set(store.read(TABLE).columns)
     assert ERRORS_COLUMN not in store.read(TABLE).columns
+
+
+def _counting_job(typed: list) -> SilverJob:
+    """JOB selecting the rows with copies (as its transform does), noting each typing pass."""
+
+    def transform(bronze: DataFrame) -> DataFrame:
+        typed.append(1)
+        return _typed(bronze)
+
+    return dataclasses.replace(JOB, transform=transform, selects=RowSelector("copies", lambda n: n > 0))
+
+
+def test_a_batch_without_selected_rows_moves_the_watermark_without_typing(spark, store, config):
+    typed: list = []
+    job = _counting_job(typed)
+    _land(spark, store, [("a", "f1.jsonl", 0, T0, 1)])
+    _run(spark, store, config, job)
+    _land(spark, store, [("b", "f2.jsonl", 0, T0, 0), ("c", "f2.jsonl", 1, T0, 0)])
+
+    result = _run(spark, store, config, job)
+
+    assert len(typed) == 1  # only the first batch was typed
+    assert (result.status, result.source_rows, result.rows_in, result.rows_out) == ("SUCCESS", 2, 0, 0)
+    assert store.last_metadata(TABLE, silver_executor.WATERMARK) == store.version(SOURCE)
+    assert _written(store) == [("a", "f1.jsonl", 0)]
+    _land(spark, store, [("d", "f3.jsonl", 0, T0, 1)])
+    assert _run(spark, store, config, job).rows_out == 1
+    assert len(typed) == 2
+    assert _written(store) == [("a", "f1.jsonl", 0), ("d", "f3.jsonl", 0)]
+
+
+def test_a_first_batch_without_selected_rows_creates_the_table_from_the_plan(spark, store, config):
+    _land(spark, store, [("a", "f1.jsonl", 0, T0, 0)])
+
+    result = _run(spark, store, config, _counting_job([]))
+
+    assert (result.status, result.rows_in, result.rows_out) == ("SUCCESS", 0, 0)
+    assert store.read(TABLE).count() == 0
+    assert {"event_id", "event_time", "raw"} <= set(store.read(TABLE).columns)
+    assert ERRORS_COLUMN not in store.read(TABLE).columns
+
+
+def _dq_rows(store, table: str) -> list[tuple]:
+    rows = store.read("ops.dq_results").where(F.col("table") == table).drop("run_id", "validated_at")
+    return sorted(tuple(r) for r in rows.collect())
+
+
+def test_skipping_a_family_records_what_typing_its_empty_batch_records(spark, store, config, tmp_path):
+    """Two warehouses get the same DataWorks events, none an approval: one types the approvals
+    batch (no selector), the other skips it. Table columns, watermark and DQ rows are equal."""
+    job = dataworks_approvals.JOB
+    others = {
+        key: payload
+        for key, payload in SAMPLES.items()
+        if catalog.family_of(payload.get("eventCode") or TYPE_CODES.get(key)) != job.table
+    }
+    typing = open_store(spark, tmp_path / "typing", "delta-rs")
+    for target, variant in ((store, job), (typing, dataclasses.replace(job, selects=None))):
+        for _ in range(2):  # the first batch creates the table, the second finds it
+            target.append(events(spark, others), job.source)
+            assert silver_executor.run(variant, RunContext(spark, target, config, "run-1", T0)).rows_in == 0
+
+    assert store.read(job.table).schema == typing.read(job.table).schema
+    assert store.last_metadata(job.table, silver_executor.WATERMARK) == store.version(job.source)
+    assert typing.last_metadata(job.table, silver_executor.WATERMARK) == typing.version(job.source)
+    assert _dq_rows(store, job.table) == _dq_rows(typing, job.table)
+    assert len(_dq_rows(store, job.table)) >= 2  # the suite's rules, once per batch

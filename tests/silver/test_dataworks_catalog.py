@@ -215,3 +215,40 @@ def test_bad_catalog_fails_naming_the_entry(tmp_path):
     )
     with pytest.raises(catalog.CatalogError, match=r"events\.a-b\.family"):
         catalog.load_catalog(bad)
+
+
+def test_column_helpers_agree_with_the_python_look_ups_on_every_entry(spark):
+    codes = [*catalog.EVENT_CODES, *catalog.ALIASES, "no-such-event", None]
+    types = [*catalog.EVENT_TYPES, "dataworks:Some:NewThing", None]
+    frame = spark.createDataFrame([(c,) for c in codes], "code string")
+    rows = frame.select(
+        "code",
+        catalog.canonical_code_col(F.col("code")).alias("canonical"),
+        catalog.family_col(catalog.canonical_code_col(F.col("code"))).alias("family"),
+        catalog.extension_point_col(catalog.canonical_code_col(F.col("code"))).alias("blocking"),
+        catalog.type_col(catalog.canonical_code_col(F.col("code"))).alias("type"),
+    ).collect()
+    for row in rows:
+        expected = (
+            catalog.canonical_code(row.code),
+            catalog.family_of(row.code),
+            catalog.is_extension_point(row.code),
+            catalog.type_of(row.code),
+        )
+        assert (row.canonical, row.family, row.blocking, row.type) == expected, row.code
+    by_type = spark.createDataFrame([(t,) for t in types], "type string")
+    for row in by_type.select("type", catalog.code_from_type_col(F.col("type")).alias("code")).collect():
+        if row.type in catalog.EVENT_TYPES:
+            assert row.code == catalog.code_of_type(row.type)
+    assert {r.code for r in rows if r.family} >= set(catalog.EVENT_CODES)
+    for kind in catalog.ENUM_KINDS:
+        names = catalog.status_names(kind)
+        values = [str(code) for code in names] + ["not-a-number", None]
+        enum = spark.createDataFrame([(v,) for v in values], "value string")
+        found = {
+            r.value: r.name
+            for r in enum.select(
+                "value", catalog.status_name_col(kind, F.col("value")).alias("name")
+            ).collect()
+        }
+        assert found == {**{str(c): n for c, n in names.items()}, "not-a-number": None, None: None}, kind

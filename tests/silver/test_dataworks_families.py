@@ -826,3 +826,20 @@ def test_family_transform_is_generic(spark):
     (row,) = [r.asDict(recursive=True) for r in family_transform(family)(frame).collect()]
     assert row["extra_list"] == [{"n": 1}, {"n": 2}]
     assert row["data_extra"] == {"blockBusiness": "false", "timestamp": "1702260556896"}
+
+
+def test_each_family_selects_exactly_the_event_codes_its_transform_keeps(spark):
+    """The executor skips a family whose selector accepts none of the new event codes, so the
+    selector must agree with the transform's own filter on every code: the catalog's, aliases,
+    unknown ones and null."""
+    codes = [*catalog.EVENT_CODES, *catalog.ALIASES, "no-such-event", None]
+    frame = events(spark, {f"code-{i}": {"eventCode": code} for i, code in enumerate(codes)}).cache()
+    try:
+        for table in catalog.FAMILY_TABLES:
+            job = importlib.import_module(table).JOB
+            kept = {row.event_code for row in job.transform(frame).select("event_code").distinct().collect()}
+            selected = {code for code in codes if job.selects.accepts(code)}
+            assert kept == selected, table
+            assert selected, f"{table} selects no event code"
+    finally:
+        frame.unpersist()
