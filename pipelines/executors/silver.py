@@ -217,6 +217,10 @@ def _new_values(job: SilverJob, ctx: RunContext, watermark: int | None, source_v
     return ctx.source_values[key]
 
 
+def _suite(job: SilverJob, ctx: RunContext) -> Suite | None:
+    return load_suite(job.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
+
+
 def _watermark_commit(job: SilverJob, ctx: RunContext, source_version: int) -> dict:
     return {WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id}
 
@@ -232,7 +236,7 @@ def _record_empty_batch(
         columns = store.read(job.table)
     else:
         columns = job.transform(store.read_added_since(job.source, watermark)).drop(*HELPER_COLUMNS)
-    suite = load_suite(job.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
+    suite = _suite(job, ctx)
     store.commit_no_rows(
         columns,
         job.table,
@@ -249,8 +253,7 @@ def _process(
     """Type, check, quarantine, deduplicate and append the source rows added after `watermark`."""
     store = ctx.store
     new_rows = store.read_added_since(job.source, watermark)
-    quality = ctx.config.section("quality")
-    suite = load_suite(job.table, suites_dir(quality["suites_dir"]))
+    suite = _suite(job, ctx)
     flagged = flag_rows(job.transform(new_rows), suite)
     bad = (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0)
     flagged = flagged.withColumn("_bad", bad)
@@ -259,7 +262,7 @@ def _process(
     try:
         rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
         fatal = breaches(outcomes)
-        if fatal and quality["fail_on_breach"]:
+        if fatal and ctx.config.section("quality")["fail_on_breach"]:
             record_dq(ctx, job.table, outcomes)
             first = fatal[0]
             raise QualityGateError(
