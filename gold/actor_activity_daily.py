@@ -6,9 +6,11 @@ proposals (`PROPOSAL_<operation>`), OpenMetadata change events (`eventType`)
 and DataWorks events (`eventCode`, the `operator` as actor). A row counts
 distinct silver events, so a re-delivered record never counts twice.
 Group: the row itself (`activity_id`): a new event changes only the count of its
-own (day, actor, source, event type), so only those rows are recomputed and
-rewritten. `activity_group` (`<event_date>|<actor>`) stays a column for
-readers who select an actor's day.
+own (day, actor, source, event type), so only those rows are rewritten, and
+their new count is the current one plus the new events' (`accumulate`; silver
+holds each event once), so incremental runs read no history.
+`activity_group` (`<event_date>|<actor>`) stays a column for readers who select
+an actor's day.
 """
 
 from __future__ import annotations
@@ -114,6 +116,14 @@ def build(sources: dict[str, DataFrame]) -> DataFrame:
     )
 
 
+def accumulate(current: DataFrame, increment: DataFrame) -> DataFrame:
+    """Rows of `current` and `increment` (both `COLUMNS`) for the same day, actor, source and
+    event type become one row whose `events` is the sum."""
+    labels = [c for c in COLUMNS if c != "events"]
+    both = current.select(*COLUMNS).unionByName(increment.select(*COLUMNS))
+    return both.groupBy(*labels).agg(F.sum("events").alias("events")).select(*COLUMNS)
+
+
 JOB = GoldJob(
     table="gold.actor_activity_daily",
     sources=tuple(ACTIVITY_SOURCES),
@@ -121,4 +131,5 @@ JOB = GoldJob(
     build=build,
     group_key="activity_id",
     row_key=("activity_id",),
+    accumulate=accumulate,
 )

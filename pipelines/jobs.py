@@ -89,6 +89,13 @@ class GoldJob:
     table holds once and never rewrites, so a touched group's whole history is
     its new rows: incremental runs build from the new rows alone and append,
     reading no history and rewriting no file (`gold.change_history`).
+
+    `accumulate(current, increment)`: for tables of counts that add up. Silver
+    holds each event once and only ever appends, so a touched group's new rows
+    follow from its current rows and `build` of the new source rows alone;
+    `accumulate` combines the two and no history is read
+    (`gold.actor_activity_daily`). A run that finds rows removed from a source
+    since the last one (a rewrite) recomputes from the history instead.
     """
 
     table: str
@@ -100,3 +107,4 @@ class GoldJob:
     partition_by: tuple[str, ...] = ()
     expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
     append_only: bool = False
+    accumulate: Callable[[DataFrame, DataFrame], DataFrame] | None = None

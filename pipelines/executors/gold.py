@@ -6,7 +6,9 @@ build and overwrite. Later runs: the touched groups' complete history is read
 back from the sources, rebuilt, and the table's rows of those groups are
 replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
 equals a full rebuild. An `append_only` table's groups never recur, so its new
-rows are built alone and appended.
+rows are built alone and appended. An `accumulate` table (counts) adds the new
+rows' counts to its touched rows, reading no history while its sources only
+gained rows.
 
 The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
 usual incremental case) they are collected and travel as a small literal table
@@ -93,9 +95,15 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     new_rows = {s: store.read_added_since(s, seen[s]) for s in changed}
     metadata = {WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"}
+    message = "incremental"
     if job.append_only:
         with small_input_mode(ctx.spark, source_rows, limit):
             rows_out = _append_new_rows(job, ctx, new_rows, metadata)
+    elif job.accumulate is not None and all(store.only_appended_since(s, seen[s]) for s in changed):
+        scanned = source_rows + store.count_added_since(job.table, None)
+        with small_input_mode(ctx.spark, scanned, limit):
+            rows_out = _accumulate_new_rows(job, ctx, new_rows, metadata, few=source_rows <= LOCAL_GROUPS)
+        message = "incremental, new counts added"
     else:
         # The touched groups' history is read from every source: the mode follows the rows scanned.
         scanned = sum(store.count_added_since(s, None) for s in present)
@@ -103,7 +111,7 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
             rows_out = _replace_touched_groups(
                 job, ctx, new_rows, present, metadata, few=source_rows <= LOCAL_GROUPS
             )
-    return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message="incremental")
+    return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message=message)
 
 
 def _append_new_rows(job: GoldJob, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict) -> int:
@@ -113,6 +121,30 @@ def _append_new_rows(job: GoldJob, ctx: RunContext, new_rows: dict[str, DataFram
     relevant = {s: job.relevant(s, rows) for s, rows in new_rows.items()}
     store.append(job.build(relevant), job.table, partition_by=list(job.partition_by), metadata=metadata)
     return store.count_added_since(job.table, before)
+
+
+def _accumulate_new_rows(
+    job: GoldJob, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict, few: bool
+) -> int:
+    """Add what the new source rows count to the table's rows of the groups they touch, and
+    replace those groups: the work follows the new rows and the touched rows, not the history."""
+    store = ctx.store
+    relevant = {s: job.relevant(s, rows) for s, rows in new_rows.items()}
+    scratch = _Scratch(ctx.spark)
+    try:
+        touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), few)
+        groups = touched.select(F.col(GROUP).alias(job.group_key))
+        current = store.read(job.table).join(groups, job.group_key, "left_semi")
+        return store.replace_groups(
+            job.accumulate(current, job.build(relevant)),
+            job.table,
+            group_key=job.group_key,
+            groups=groups,
+            keys=list(job.row_key),
+            metadata=metadata,
+        )
+    finally:
+        scratch.release()
 
 
 def _replace_touched_groups(

@@ -103,6 +103,11 @@ class TableStore:
             return self.read(name)
         return self.engine.read_added_since(self.path(name), version)
 
+    def only_appended_since(self, name: str, version: int) -> bool:
+        """True when every commit after `version` only added rows, so `read_added_since` is the
+        whole change since then (False when rows were removed or rewritten, or when unsure)."""
+        return self.engine.only_appended_since(self.path(name), version)
+
     def count_added_since(self, name: str, version: int | None) -> int:
         """How many rows `read_added_since` would return, from file statistics where the engine can."""
         return self.engine.count_added_since(self.path(name), version)

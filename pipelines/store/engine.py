@@ -9,6 +9,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from pipelines.store.delta_log import commit_actions
+
 METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
 
 
@@ -49,6 +51,23 @@ class Engine(ABC):
     def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
         """Append a few Python rows (bookkeeping); engines may skip Spark for this."""
         self.append(self.spark.createDataFrame(rows, schema), path, [], None)
+
+    def only_appended_since(self, path: str, version: int) -> bool:
+        """True when no commit after `version` removed rows (an overwrite, a merge, a group
+        replacement): then the rows added since are the table's whole change. Read from the
+        commits in the table's `_delta_log` (both engines write the same protocol); a log that
+        cannot be read here (not a local path, commits expired) answers False."""
+        current = self.version(path)
+        if current is None:
+            return False
+        try:
+            for number in range(version + 1, current + 1):
+                for action in commit_actions(path, number):
+                    if "remove" in action and action["remove"].get("dataChange", True):
+                        return False
+        except OSError:
+            return False
+        return True
 
     def count_added_since(self, path: str, version: int | None) -> int:
         """Rows in files added after `version` (all rows when None); engines may use file statistics."""

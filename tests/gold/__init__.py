@@ -141,3 +141,17 @@ def assert_incremental_equals_full(
     keys = list(job.row_key)
     assert full.count() == full.select(*keys).distinct().count(), "row_key is not unique"
     assert full.filter(F.col(job.group_key).isNull()).count() == 0, "a row without group"
+
+
+def build_accumulated(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
+    """What the runner does for an `accumulate` job: build the first batch, then combine the rows
+    of the groups the second batch touches with `build` of the second batch alone (no history)."""
+    result = build_all(job, first)
+    touched = None
+    for name, rows_ in second.items():
+        groups = job.relevant(name, rows_).select(F.col("_group").alias(job.group_key))
+        touched = groups if touched is None else touched.unionByName(groups)
+    touched = touched.distinct()
+    current = result.join(touched, job.group_key, "left_semi")
+    kept = result.join(touched, job.group_key, "left_anti")
+    return kept.unionByName(job.accumulate(current, build_all(job, second)).select(*result.columns))

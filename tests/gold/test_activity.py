@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 
 from gold import actor_activity_daily, failed_logins
-from tests.gold import assert_incremental_equals_full, build_all, rows, source
+from tests.gold import assert_incremental_equals_full, build_accumulated, build_all, rows, source
 
 AUDIT = "silver.datahub_audit_events"
 DH = "silver.datahub_entity_changes"
@@ -58,6 +58,45 @@ def test_activity_counts_per_day_actor_source_and_type(spark):
         (dt.date(2026, 1, 1), ANN, "datahub", "CreateAccessTokenEvent", 1),
         (dt.date(2026, 1, 1), ANN, "datahub", "OWNERSHIP_ADD", 3),
         (dt.date(2026, 1, 2), ANN, "datahub", "TAG_ADD", 1),
+    ]
+
+
+def test_adding_a_batch_s_counts_equals_counting_both_batches(spark):
+    """Silver delivers each event once, so a later batch's counts add to the rows it touches."""
+    first = batch(
+        spark,
+        audit=[dict(event_id="a1", event_time="09:00", event_type="LogInEvent", actor=ANN)],
+        changes=[
+            dict(event_id="c1", event_time="10:00", actor=ANN, category="OWNER", operation="ADD"),
+            dict(event_id="c2", event_time="2026-01-03 10:00", actor=None, category="TAG", operation="ADD"),
+        ],
+        dataworks=[dict(event_id="w1", event_time="10:00", operator="19735", event_code="commit-file")],
+    )
+    second = batch(
+        spark,
+        audit=[dict(event_id="a2", event_time="23:59", event_type="LogInEvent", actor=ANN)],
+        changes=[
+            dict(event_id="c3", event_time="08:00", actor=ANN, category="OWNERSHIP", operation="ADD"),
+            dict(event_id="c4", event_time="2026-01-03 11:00", actor=None, category="TAG", operation="ADD"),
+            dict(event_id="c5", event_time="2026-01-02 08:00", actor=ANN, category="TAG", operation="ADD"),
+        ],
+        om=[
+            dict(event_id="c1", event_time="10:00", actor=ANN, event_type="entityCreated")
+        ],  # same id, other table
+    )
+    full = build_all(
+        actor_activity_daily.JOB, {name: first[name].unionByName(second[name]) for name in first}
+    )
+    accumulated = build_accumulated(actor_activity_daily.JOB, first, second)
+    columns = full.columns
+    assert rows(accumulated, *columns) == rows(full, *columns)
+    assert rows(accumulated, "event_date", "actor", "event_type", "events") == [
+        (dt.date(2026, 1, 1), "19735", "commit-file", 1),
+        (dt.date(2026, 1, 1), ANN, "LogInEvent", 2),
+        (dt.date(2026, 1, 1), ANN, "OWNERSHIP_ADD", 2),
+        (dt.date(2026, 1, 1), ANN, "entityCreated", 1),
+        (dt.date(2026, 1, 2), ANN, "TAG_ADD", 1),
+        (dt.date(2026, 1, 3), None, "TAG_ADD", 2),
     ]
 
 

@@ -154,6 +154,30 @@ def test_read_added_since_returns_only_new_rows(any_store, spark):
     assert _sorted(any_store.read_added_since("bronze.b", None), "id") == [(1,), (2,), (3,)]
 
 
+def test_only_appended_since_tells_appends_from_rewrites(any_store, spark):
+    any_store.append(_rows(spark, [(1, "a", "d")]), "silver.o")
+    any_store.append(_rows(spark, [(2, "b", "d")]), "silver.o")
+    any_store.commit_no_rows(_rows(spark, [(1, "a", "d")]).limit(0), "silver.o", metadata={"w": 1})
+    assert any_store.only_appended_since("silver.o", 0)
+    assert any_store.only_appended_since("silver.o", any_store.version("silver.o"))  # nothing since
+    any_store.merge(_rows(spark, [(2, "B", "d")]), "silver.o", keys=["id"])
+    merged = any_store.version("silver.o")
+    any_store.append(_rows(spark, [(3, "c", "d")]), "silver.o")
+    assert not any_store.only_appended_since("silver.o", 0)
+    assert any_store.only_appended_since("silver.o", merged)
+    any_store.overwrite(_rows(spark, [(4, "d", "d")]), "silver.o")
+    assert not any_store.only_appended_since("silver.o", merged)
+
+
+def test_only_appended_since_is_unsure_without_the_commits(store, spark):
+    store.append(_rows(spark, [(1, "a", "d")]), "silver.x")
+    store.append(_rows(spark, [(2, "b", "d")]), "silver.x")
+    DeltaTable(store.path("silver.x")).create_checkpoint()
+    os.remove(os.path.join(store.path("silver.x"), "_delta_log", f"{1:020d}.json"))
+    assert store.version("silver.x") == 1
+    assert not store.only_appended_since("silver.x", 0)
+
+
 def test_new_columns_are_added_and_missing_ones_filled(any_store, spark):
     any_store.append(spark.createDataFrame([Row(id=1, a="x")]), "silver.e")
     any_store.append(spark.createDataFrame([Row(id=2, b="y")]), "silver.e")
@@ -240,6 +264,7 @@ def test_files_rewritten_by_compaction_are_not_read_as_added(store, spark):
     compacted = store.version("bronze.r")
     assert store.count_added_since("bronze.r", compacted) == 0
     assert store.read_added_since("bronze.r", compacted).count() == 0
+    assert store.only_appended_since("bronze.r", 0)  # rewritten rows live on: nothing removed
 
     store.append(_rows(spark, [(3, "c", "d1")]), "bronze.r")
     assert _sorted(store.read_added_since("bronze.r", compacted), "id") == [(3,)]
