@@ -40,6 +40,9 @@ class RunContext:
     # (table, after version, up to version, column) -> its distinct values: tasks reading the same
     # new rows look once (see `RowSelector`); task contexts share this dict
     source_values: dict = field(default_factory=dict)
+    # gold: (sources, their versions, relevant, expand_groups) -> the touched groups collected,
+    # so gold tables sharing sources and grouping (proposals, proposal events) find them once
+    touched_groups: dict = field(default_factory=dict)
 
     def log(self, event: str, **fields) -> None:
         """One progress line: human-readable, or a JSON object per line with --log-format json."""

@@ -22,6 +22,7 @@ from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from gold import GROUP
 from pipelines.context import JobResult, RunContext
@@ -55,22 +56,27 @@ class _Scratch:
     def __init__(self, spark: SparkSession):
         self.spark = spark
         self.cached: list[DataFrame] = []
+        self.collected: tuple[list, StructType] | None = None  # the last groups collected, if any
 
     def groups(self, frame: DataFrame, few: bool) -> DataFrame:
         """The distinct `_group` values of `frame`. When `few` (at most `LOCAL_GROUPS` rows expected),
         one collect, and they travel as a literal table hinted for broadcast; else cached.
         More than `LOCAL_GROUPS` collected after all are cached too."""
         values = frame.select(GROUP)
+        self.collected = None
         if few:
             found = {row[0] for row in values.collect()}
             if len(found) <= LOCAL_GROUPS:
-                local = self.spark.createDataFrame([(v,) for v in sorted(found, key=str)], values.schema)
-                # Spark cannot size a table made from Python rows, so without the hint every join
-                # with it (history, expand_groups, the replaced files) shuffles and sorts the big side.
-                return F.broadcast(local)
+                self.collected = (sorted(found, key=str), values.schema)
+                return self.local(*self.collected)
         cached = values.distinct().persist()
         self.cached.append(cached)
         return cached
+
+    def local(self, values: list, schema: StructType) -> DataFrame:
+        # Spark cannot size a table made from Python rows, so without the hint every join
+        # with it (history, expand_groups, the replaced files) shuffles and sorts the big side.
+        return F.broadcast(self.spark.createDataFrame([(v,) for v in values], schema))
 
     def release(self) -> None:
         for frame in self.cached:
@@ -107,9 +113,10 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     else:
         # The touched groups' history is read from every source: the mode follows the rows scanned.
         scanned = sum(store.count_added_since(s, None) for s in present)
+        shared = (job.sources, tuple(sorted(seen.items())), tuple(sorted(present.items())))
         with small_input_mode(ctx.spark, scanned, limit):
             rows_out = _replace_touched_groups(
-                job, ctx, new_rows, present, metadata, few=source_rows <= LOCAL_GROUPS
+                job, ctx, new_rows, present, metadata, few=source_rows <= LOCAL_GROUPS, shared=shared
             )
     return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message=message)
 
@@ -154,19 +161,28 @@ def _replace_touched_groups(
     present: dict[str, int],
     metadata: dict,
     few: bool,
+    shared: tuple,
 ) -> int:
     """Rebuild the groups the sources' new rows touch from their whole history, and replace them.
 
-    `few`: at most `LOCAL_GROUPS` new rows, so at most that many touched groups (one per row)."""
+    `few`: at most `LOCAL_GROUPS` new rows, so at most that many touched groups (one per row).
+    `shared`: the sources and their versions; with the same `relevant` and `expand_groups`
+    another table of this run found the same groups, collected once (`ctx.touched_groups`)."""
     store = ctx.store
     everything = {s: job.relevant(s, store.read(s)) for s in present}
     scratch = _Scratch(ctx.spark)
+    remembered = (*shared, job.relevant, job.expand_groups)
     try:
-        touched = scratch.groups(
-            _union([job.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
-        )
-        if job.expand_groups is not None:
-            touched = scratch.groups(job.expand_groups(touched, everything), few)
+        if remembered in ctx.touched_groups:
+            touched = scratch.local(*ctx.touched_groups[remembered])
+        else:
+            touched = scratch.groups(
+                _union([job.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
+            )
+            if job.expand_groups is not None:
+                touched = scratch.groups(job.expand_groups(touched, everything), few)
+            if scratch.collected is not None:
+                ctx.touched_groups[remembered] = scratch.collected
         history = {s: rows.join(touched, GROUP, "left_semi") for s, rows in everything.items()}
         return store.replace_groups(
             job.build(history),

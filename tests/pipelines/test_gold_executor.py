@@ -9,7 +9,7 @@ import pytest
 from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
-from gold import actor_activity_daily, change_history, proposals, tag_timeline
+from gold import actor_activity_daily, change_history, proposal_events, proposals, tag_timeline
 from pipelines.context import RunContext
 from pipelines.executors import gold as gold_executor
 from pipelines.jobs import ERRORS_COLUMN
@@ -176,3 +176,24 @@ def test_counts_add_up_without_history_until_a_source_is_rewritten(spark, config
     assert gold_executor.run(actor_activity_daily.JOB, stepwise).message == "incremental"
     assert _activity(stepwise) == _activity_from_scratch(stepwise)
     assert ("urn:li:corpuser:a", "TAG_ADD", 1) in [(a, t, n) for _d, a, _s, t, n in _activity(stepwise)]
+
+
+def test_proposal_tables_find_their_touched_groups_once_per_run(spark, config, tmp_path):
+    """gold.proposals and gold.proposal_events share sources, grouping and linked groups: the
+    second table of a run reuses the groups the first collected, and both equal a full build."""
+    stepwise = _context(spark, tmp_path / "stepwise", config)
+    once = _context(spark, tmp_path / "once", config)
+    jobs = (proposals.JOB, proposal_events.JOB)
+    for batch, records in enumerate(BATCHES):
+        _land(stepwise, records, batch)
+        _land(once, records, batch)
+        for job in jobs:
+            gold_executor.run(job, stepwise)
+    for job in jobs:
+        gold_executor.run(job, once)
+    assert len(stepwise.touched_groups) == len(BATCHES) - 1  # one entry per incremental batch
+    for job in jobs:
+        columns = stepwise.store.read(job.table).columns
+        assert _rows(stepwise, job.table, *columns) == _rows(once, job.table, *columns)
+    decided = _rows(stepwise, "gold.proposal_events", "event", "status_rule")
+    assert ("ACCEPTED", "STATUS_EVENT") in decided
