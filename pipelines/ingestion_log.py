@@ -63,29 +63,22 @@ def known_files(store: TableStore, source: str, folder: Path) -> dict[str, list[
     not records). Rows logged before keys existed get theirs from their path and `folder`."""
     if not store.exists(TABLE):
         return {}
-    logged = store.read(TABLE).where(F.col("source") == source)
-    stored_key = F.col("landing_key") if "landing_key" in logged.columns else F.lit(None).cast("string")
-    rows = logged.select(
-        "path", stored_key.alias("key"), "size", "modified_at", "file_hash", "status"
-    ).collect()
+    columns = ["path", "landing_key", "size", "modified_at", "file_hash", "status"]
     known: dict[str, list[KnownFile]] = {}
-    for row in rows:
-        key = row.key or landing_key(row.path, folder)
-        mtime = int(row.modified_at.timestamp() * 1000) if row.modified_at else None
-        known.setdefault(key, []).append(KnownFile(key, row.size, mtime, row.file_hash, row.status))
+    for row in store.read_rows(TABLE, columns, {"source": source}):
+        key = row.get("landing_key") or landing_key(row["path"], folder)
+        modified = row["modified_at"]
+        mtime = int(modified.timestamp() * 1000) if modified else None
+        known.setdefault(key, []).append(KnownFile(key, row["size"], mtime, row["file_hash"], row["status"]))
     return known
 
 
 def last_logged_version(store: TableStore, source: str) -> int | None:
     if not store.exists(TABLE):
         return None
-    row = (
-        store.read(TABLE)
-        .where((F.col("source") == source) & F.col("bronze_version").isNotNull())
-        .agg(F.max("bronze_version"))
-        .first()
-    )
-    return None if row[0] is None else int(row[0])
+    versions = [r["bronze_version"] for r in store.read_rows(TABLE, ["bronze_version"], {"source": source})]
+    known = [v for v in versions if v is not None]
+    return max(known) if known else None
 
 
 def entry(

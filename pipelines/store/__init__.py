@@ -103,6 +103,11 @@ class TableStore:
             return self.read(name)
         return self.engine.read_added_since(self.path(name), version)
 
+    def read_rows(self, name: str, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
+        """A small table's rows matching `where` ({column: value}), as dicts of the `columns` the
+        table has, without a Spark job where the engine can (ops bookkeeping: files, runs)."""
+        return self.engine.read_rows(self.path(name), columns, where)
+
     def only_appended_since(self, name: str, version: int) -> bool:
         """True when every commit after `version` only added rows, so `read_added_since` is the
         whole change since then (False when rows were removed or rewritten, or when unsure)."""

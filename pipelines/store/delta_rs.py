@@ -109,6 +109,19 @@ class DeltaRsEngine(Engine):
         df = self.spark.read.schema(schema).option("basePath", path).parquet(*files)
         return df.select(*[F.col(f"`{name}`") for name in schema.names])
 
+    def read_rows(self, path: str, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
+        """Read by delta-rs and pyarrow in this process: a Spark job costs ~0.4 s even for a few rows."""
+        table = self._table(path)
+        if table is None:
+            raise FileNotFoundError(f"no Delta table at {path}")
+        dataset = table.to_pyarrow_dataset()
+        present = [c for c in columns if c in dataset.schema.names]
+        condition = None
+        for column, value in where.items():
+            term = pads.field(column) == value
+            condition = term if condition is None else condition & term
+        return dataset.to_table(columns=present, filter=condition).to_pylist()
+
     def _data_added_since(self, path: str, version: int, current: int) -> list[dict[str, Any]]:
         """`add` actions with dataChange=true committed after `version`, still live or removed
         only by a rewrite (dataChange=false, e.g. compaction: the rows live on in that file).

@@ -52,6 +52,16 @@ class Engine(ABC):
         """Append a few Python rows (bookkeeping); engines may skip Spark for this."""
         self.append(self.spark.createDataFrame(rows, schema), path, [], None)
 
+    def read_rows(self, path: str, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
+        """The rows whose `where` columns equal the given values, as dicts of those of `columns`
+        the table has (bookkeeping tables, which hold files or runs, not records).
+        Engines may answer without a Spark job."""
+        df = self.read(path)
+        for column, value in where.items():
+            df = df.where(F.col(column) == F.lit(value))
+        present = [c for c in columns if c in df.columns]
+        return [row.asDict() for row in df.select(*present).collect()]
+
     def only_appended_since(self, path: str, version: int) -> bool:
         """True when no commit after `version` removed rows (an overwrite, a merge, a group
         replacement): then the rows added since are the table's whole change. Read from the
