@@ -25,24 +25,27 @@ def batch(spark, audit=(), changes=(), om=(), dataworks=(), requests=()):
     }
 
 
+def change(event_id, time, category, actor=ANN, operation="ADD"):
+    """A DataHub entity change row (silver columns the activity table reads)."""
+    return dict(event_id=event_id, event_time=time, actor=actor, category=category, operation=operation)
+
+
 def test_activity_counts_per_day_actor_source_and_type(spark):
     first = batch(
         spark,
         audit=[dict(event_id="a1", event_time="09:00", event_type="CreateAccessTokenEvent", actor=ANN)],
         changes=[
-            dict(event_id="c1", event_time="10:00", actor=ANN, category="OWNER", operation="ADD"),
-            dict(event_id="c2", event_time="11:00", actor=ANN, category="OWNERSHIP", operation="ADD"),
+            change("c1", "10:00", "OWNER"),
+            change("c2", "11:00", "OWNERSHIP"),
         ],
         om=[dict(event_id="o1", event_time="10:00", actor="bob", event_type="entityCreated")],
     )
     second = batch(
         spark,
         changes=[
-            dict(event_id="c3", event_time="12:00", actor=ANN, category="OWNERSHIP", operation="ADD"),
-            dict(
-                event_id="c1", event_time="10:00", actor=ANN, category="OWNER", operation="ADD"
-            ),  # duplicate
-            dict(event_id="c4", event_time="2026-01-02 08:00", actor=ANN, category="TAG", operation="ADD"),
+            change("c3", "12:00", "OWNERSHIP"),
+            change("c1", "10:00", "OWNER"),  # duplicate
+            change("c4", "2026-01-02 08:00", "TAG"),
         ],
         dataworks=[dict(event_id="w1", event_time="10:00", operator="19735", event_code="commit-file")],
         requests=[dict(event_id="r1", event_time="10:00", actor="bob", operation="CREATE")],
@@ -67,8 +70,8 @@ def test_adding_a_batch_s_counts_equals_counting_both_batches(spark):
         spark,
         audit=[dict(event_id="a1", event_time="09:00", event_type="LogInEvent", actor=ANN)],
         changes=[
-            dict(event_id="c1", event_time="10:00", actor=ANN, category="OWNER", operation="ADD"),
-            dict(event_id="c2", event_time="2026-01-03 10:00", actor=None, category="TAG", operation="ADD"),
+            change("c1", "10:00", "OWNER"),
+            change("c2", "2026-01-03 10:00", "TAG", actor=None),
         ],
         dataworks=[dict(event_id="w1", event_time="10:00", operator="19735", event_code="commit-file")],
     )
@@ -76,13 +79,12 @@ def test_adding_a_batch_s_counts_equals_counting_both_batches(spark):
         spark,
         audit=[dict(event_id="a2", event_time="23:59", event_type="LogInEvent", actor=ANN)],
         changes=[
-            dict(event_id="c3", event_time="08:00", actor=ANN, category="OWNERSHIP", operation="ADD"),
-            dict(event_id="c4", event_time="2026-01-03 11:00", actor=None, category="TAG", operation="ADD"),
-            dict(event_id="c5", event_time="2026-01-02 08:00", actor=ANN, category="TAG", operation="ADD"),
+            change("c3", "08:00", "OWNERSHIP"),
+            change("c4", "2026-01-03 11:00", "TAG", actor=None),
+            change("c5", "2026-01-02 08:00", "TAG"),
         ],
-        om=[
-            dict(event_id="c1", event_time="10:00", actor=ANN, event_type="entityCreated")
-        ],  # same id, other table
+        # the same event id as an entity change, in another silver table: another event
+        om=[dict(event_id="c1", event_time="10:00", actor=ANN, event_type="entityCreated")],
     )
     full = build_all(
         actor_activity_daily.JOB, {name: first[name].unionByName(second[name]) for name in first}
