@@ -29,9 +29,8 @@ class LandingFile:
     path: str
     size: int
     mtime_ms: int
-    key: str | None = (
-        None  # the path below the source's landing folder: a file's identity (see `landing_key`)
-    )
+    # the path below the source's landing folder: a file's identity (see `landing_key`)
+    key: str | None = None
 
     @property
     def modified_at(self) -> dt.datetime:

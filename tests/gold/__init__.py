@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Iterable
+from functools import reduce
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -111,16 +112,18 @@ def build_all(job: GoldJob, batch: dict[str, DataFrame]) -> DataFrame:
     return job.build({name: job.relevant(name, rows) for name, rows in batch.items()})
 
 
+def touched_groups(job: GoldJob, batch: dict[str, DataFrame]) -> DataFrame:
+    """The distinct `_group` values the batch's relevant rows touch."""
+    groups = [job.relevant(name, rows_).select("_group") for name, rows_ in batch.items()]
+    return reduce(DataFrame.unionByName, groups).distinct()
+
+
 def build_incrementally(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
     """What the runner does: build the first batch, then rebuild only the groups the second batch
     touches (and the groups `expand_groups` links to them) from all rows, and replace those groups
     in the first result."""
     result = build_all(job, first)
-    touched = None
-    for name, rows_ in second.items():
-        groups = job.relevant(name, rows_).select("_group")
-        touched = groups if touched is None else touched.unionByName(groups)
-    touched = touched.distinct()
+    touched = touched_groups(job, second)
     everything = {name: job.relevant(name, first[name].unionByName(second[name])) for name in second}
     if job.expand_groups is not None:
         touched = job.expand_groups(touched, everything).distinct()
@@ -147,11 +150,7 @@ def build_accumulated(job: GoldJob, first: dict[str, DataFrame], second: dict[st
     """What the runner does for an `accumulate` job: build the first batch, then combine the rows
     of the groups the second batch touches with `build` of the second batch alone (no history)."""
     result = build_all(job, first)
-    touched = None
-    for name, rows_ in second.items():
-        groups = job.relevant(name, rows_).select(F.col("_group").alias(job.group_key))
-        touched = groups if touched is None else touched.unionByName(groups)
-    touched = touched.distinct()
+    touched = touched_groups(job, second).withColumnRenamed("_group", job.group_key)
     current = result.join(touched, job.group_key, "left_semi")
     kept = result.join(touched, job.group_key, "left_anti")
     return kept.unionByName(job.accumulate(current, build_all(job, second)).select(*result.columns))
