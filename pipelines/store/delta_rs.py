@@ -30,6 +30,7 @@ from pipelines import faults
 from pipelines.store.delta_log import commit_actions, data_file_path
 from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
 from pipelines.store.parquet_files import publish_staged_files, staging_dir, temporary_dir
+from pipelines.store.snapshots import LatestSnapshots
 
 COMMIT_RETRIES = 5
 
@@ -83,8 +84,15 @@ class DeltaRsEngine(Engine):
 
     name = "delta-rs"
 
+    def __init__(self, spark):
+        super().__init__(spark)
+        self._snapshots = LatestSnapshots()
+
     # -- reading -----------------------------------------------------------
     def _table(self, path: str, version: int | None = None) -> DeltaTable | None:
+        """The table at `version`, or its latest version (a kept handle brought forward)."""
+        if version is None:
+            return self._snapshots.latest(path)
         if not DeltaTable.is_deltatable(path):
             return None
         try:
@@ -164,7 +172,10 @@ class DeltaRsEngine(Engine):
             [pa.array(list(col), type=f.type) for col, f in zip(columns, arrow_schema, strict=True)],
             schema=arrow_schema,
         )
-        write_deltalake(path, batch, mode="append", schema_mode="merge", commit_properties=self._props(None))
+        target = self._table(path) or path  # an open handle spares write_deltalake loading the log
+        write_deltalake(
+            target, batch, mode="append", schema_mode="merge", commit_properties=self._props(None)
+        )
 
     def read(self, path: str, version: int | None = None) -> DataFrame:
         table = self._table(path, version)
