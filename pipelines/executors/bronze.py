@@ -111,11 +111,7 @@ def _file_texts(spark, scans: list[FileScan]) -> DataFrame:
 def _records_per_file(ctx: RunContext, table: str, before: int | None) -> dict[str, tuple[int, int]]:
     """(records, corrupt) per landing file, read back from the commit just made: two columns of
     fresh Parquet cost less than caching every record to count it before the write."""
-    added = ctx.store.read_added_since(table, before)
-    counts = added.groupBy("source_file").agg(
-        F.count(F.lit(1)).alias("records"), F.sum(F.col("is_corrupt").cast("long")).alias("corrupt")
-    )
-    return {r.source_file: (r.records, r.corrupt or 0) for r in counts.collect()}
+    return ctx.store.tally_added_since(table, before, "source_file", "is_corrupt")
 
 
 def run(job: BronzeJob, ctx: RunContext) -> JobResult:

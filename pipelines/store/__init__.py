@@ -117,6 +117,13 @@ class TableStore:
         """How many rows `read_added_since` would return, from file statistics where the engine can."""
         return self.engine.count_added_since(self.path(name), version)
 
+    def tally_added_since(
+        self, name: str, version: int | None, by: str, flag: str
+    ) -> dict[Any, tuple[int, int]]:
+        """{value of `by`: (rows, rows with the boolean `flag` set)} over the rows `read_added_since`
+        would return, without a Spark job where the engine can (bronze: records per landing file)."""
+        return self.engine.tally_added_since(self.path(name), version, by, flag)
+
     def append_rows(self, rows: list[tuple], schema: StructType, name: str) -> None:
         """Append a few Python rows (bookkeeping) without the cost of a Spark job where possible."""
         with _writing(self.path(name)):

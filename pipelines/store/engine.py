@@ -84,6 +84,17 @@ class Engine(ABC):
         df = self.read(path) if version is None else self.read_added_since(path, version)
         return df.count()
 
+    def tally_added_since(
+        self, path: str, version: int | None, by: str, flag: str
+    ) -> dict[Any, tuple[int, int]]:
+        """Per value of `by` in the files added after `version` (all files when None): its rows
+        and how many of them have the boolean `flag` set. Engines may count without Spark."""
+        df = self.read(path) if version is None else self.read_added_since(path, version)
+        counts = df.groupBy(by).agg(
+            F.count(F.lit(1)).alias("rows"), F.sum(F.col(flag).cast("long")).alias("set")
+        )
+        return {row[by]: (row["rows"], row["set"] or 0) for row in counts.collect()}
+
     @abstractmethod
     def overwrite(
         self,

@@ -168,6 +168,28 @@ def test_read_rows_filters_and_skips_columns_the_table_lacks(any_store, spark):
     assert sorted((r["id"], r["extra"]) for r in through_spark) == [(1, None), (3, "x")]
 
 
+def test_tally_added_since_counts_rows_and_flagged_rows_per_value(any_store, spark):
+    def landed(rows):
+        return spark.createDataFrame(rows, "source_file string, is_corrupt boolean, n int")
+
+    any_store.append(landed([("a", False, 1), ("a", True, 2), ("b", False, 3)]), "bronze.t")
+    first = any_store.version("bronze.t")
+    any_store.append(landed([("b", True, 4), ("c", None, 5), ("c", False, 6)]), "bronze.t")
+    expected_all = {"a": (2, 1), "b": (2, 1), "c": (2, 0)}
+    assert any_store.tally_added_since("bronze.t", None, "source_file", "is_corrupt") == expected_all
+    assert any_store.tally_added_since("bronze.t", first, "source_file", "is_corrupt") == {
+        "b": (1, 1),
+        "c": (2, 0),
+    }
+    assert (
+        any_store.tally_added_since("bronze.t", any_store.version("bronze.t"), "source_file", "is_corrupt")
+        == {}
+    )
+    # the engines' shared Spark implementation answers the same
+    path = any_store.path("bronze.t")
+    assert Engine.tally_added_since(any_store.engine, path, None, "source_file", "is_corrupt") == expected_all
+
+
 def test_only_appended_since_tells_appends_from_rewrites(any_store, spark):
     any_store.append(_rows(spark, [(1, "a", "d")]), "silver.o")
     any_store.append(_rows(spark, [(2, "b", "d")]), "silver.o")
