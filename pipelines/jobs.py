@@ -42,6 +42,11 @@ class SilverJob:
     for (None for tables derived from another silver table).
     `selects` says which source rows the transform keeps, so a batch holding none of
     them costs a look at one column instead of a typing pass (DataWorks families).
+    `source_unique`: the source is a silver table holding each of its keys once, and this
+    table's keys derive from the source row's key (one row per source row, or per item
+    of it). Rows typed from source rows added by appends then repeat no key this table
+    holds, so the executor only checks that the batch's keys are distinct instead of
+    deduplicating against the table (after a rewrite of the source it deduplicates).
     """
 
     table: str
@@ -52,6 +57,7 @@ class SilverJob:
     expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
     dedup_key: str = "event_id"
     selects: RowSelector | None = None
+    source_unique: bool = False
 
 
 @dataclass(frozen=True)

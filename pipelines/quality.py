@@ -295,18 +295,22 @@ def no_rows_outcomes(suite: Suite | None) -> list[Outcome]:
     return [Outcome(exp, 0, 0, ()) for exp in _row_level(suite)] + no_rows_uniqueness(suite)
 
 
-def measure_uniqueness(output: DataFrame, suite: Suite | None) -> tuple[int, list[Outcome]]:
-    """Row count and the table-level uniqueness rules of the rows actually written, in one Spark job."""
+def measure_uniqueness(output: DataFrame, suite: Suite | None, distinct_of: str | None = None):
+    """Row count and the table-level uniqueness rules of the rows actually written, in one Spark job.
+    Returns (rows, outcomes) or, when `distinct_of` names a column, (rows, outcomes, its distinct values)."""
     unique = _table_level(suite)
     aggs = [F.count(F.lit(1)).alias("_n")]
     for i, exp in enumerate(unique):
         col = _column(exp.column)
         aggs += [F.count(col).alias(f"_c{i}"), F.count_distinct(col).alias(f"_d{i}")]
+    if distinct_of:
+        aggs.append(F.count_distinct(_column(distinct_of)).alias("_distinct"))
     row = output.agg(*aggs).first()
     total = int(row["_n"])
-    return total, [
+    outcomes = [
         Outcome(exp, total, int(row[f"_c{i}"]) - int(row[f"_d{i}"]), ()) for i, exp in enumerate(unique)
     ]
+    return (total, outcomes, int(row["_distinct"])) if distinct_of else (total, outcomes)
 
 
 def breaches(outcomes: list[Outcome]) -> list[Outcome]:

@@ -134,6 +134,7 @@ def family_job(family: Family) -> SilverJob:
         source=SOURCE,
         transform=family_transform(family),
         selects=RowSelector("event_code", lambda code: catalog.family_of(code) == family.table),
+        source_unique=True,  # one row per envelope (or per item of it), keyed by its event_id
     )
 
 

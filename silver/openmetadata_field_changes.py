@@ -127,4 +127,5 @@ JOB = SilverJob(
     table="silver.openmetadata_field_changes",
     source="silver.openmetadata_change_events",
     transform=transform,
+    source_unique=True,  # keyed by the change event's id, the field and its position
 )

@@ -186,6 +186,33 @@ def _deduplicate_and_append(
         dedup.unpersist()
 
 
+def _keys_are_new(job: SilverJob, ctx: RunContext, watermark: int | None) -> bool:
+    """A `source_unique` table's batch repeats no key it holds while its source only gained rows."""
+    if not job.source_unique:
+        return False
+    if watermark is None:
+        return not ctx.store.exists(job.table)
+    return ctx.store.only_appended_since(job.source, watermark)
+
+
+def _append_new_keys(
+    job: SilverJob, ctx: RunContext, flagged: DataFrame, narrow: DataFrame, suite: Suite | None, commit: dict
+) -> tuple[int, list[Outcome]] | None:
+    """Append the accepted rows as they are when their keys are distinct (`_keys_are_new` holds):
+    one counting job instead of the deduplication's four. None when a key repeats after all."""
+    accepted = narrow.where(~F.col("_bad"))
+    rows_out, uniqueness, keys = measure_uniqueness(accepted, suite, distinct_of=job.dedup_key)
+    if keys != rows_out:
+        return None
+    ctx.store.append(
+        flagged.where(~F.col("_bad")).drop(*HELPER_COLUMNS),
+        job.table,
+        partition_by=list(job.partition_by),
+        metadata=commit,
+    )
+    return rows_out, uniqueness
+
+
 def run(job: SilverJob, ctx: RunContext) -> JobResult:
     store = ctx.store
     source_version = store.version(job.source)
@@ -281,7 +308,10 @@ def _process(
                 flagged.drop(*HELPER_COLUMNS), job.table, partition_by=list(job.partition_by), metadata=commit
             )
         else:
-            rows_out, uniqueness = _deduplicate_and_append(
+            appended = None
+            if _keys_are_new(job, ctx, watermark):
+                appended = _append_new_keys(job, ctx, flagged, narrow, suite, commit)
+            rows_out, uniqueness = appended or _deduplicate_and_append(
                 job, ctx, flagged, narrow, unique_columns, suite, commit
             )
         record_dq(ctx, job.table, outcomes + uniqueness)

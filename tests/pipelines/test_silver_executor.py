@@ -114,6 +114,57 @@ def test_keys_already_in_the_table_are_not_written_again(spark, store, config, m
     assert store.read(TABLE).count() == 3
 
 
+UNIQUE = dataclasses.replace(JOB, source_unique=True)  # as if bronze.toy_events held each key once
+
+
+def _spark_jobs(spark, action) -> tuple[object, int]:
+    """`action()`'s result and how many Spark jobs it started."""
+    group = f"count-{id(action)}"
+    spark.sparkContext.setJobGroup(group, "counted")
+    try:
+        result = action()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return result, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_a_source_unique_table_appends_new_keys_without_deduplicating(spark, store, config, tmp_path):
+    other = open_store(spark, tmp_path / "other", "delta-rs")  # the same batches, deduplicated
+    jobs = {}
+    for name, job, target in (("unique", UNIQUE, store), ("dedup", JOB, other)):
+        _land(spark, target, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
+        _run(spark, target, config, job)
+        _land(spark, target, [("c", "f2.jsonl", 0, T0, 1), ("d", "f2.jsonl", 1, T0, 1)])
+        result, jobs[name] = _spark_jobs(spark, lambda t=target, j=job: _run(spark, t, config, j))
+        assert (result.rows_in, result.rows_out, result.rows_duplicate) == (2, 2, 0)
+        written = [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 1), ("c", "f2.jsonl", 0), ("d", "f2.jsonl", 1)]
+        assert _written(target) == written
+    assert jobs["unique"] < jobs["dedup"]
+
+
+def test_a_repeated_key_in_a_source_unique_batch_is_deduplicated_after_all(spark, store, config):
+    _land(
+        spark, store, [("a", "f2.jsonl", 0, T0, 1), ("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 2)]
+    )
+
+    result = _run(spark, store, config, UNIQUE)
+
+    assert _written(store) == [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 1)]
+    assert (result.rows_in, result.rows_out, result.rows_duplicate) == (4, 2, 2)
+
+
+def test_a_source_unique_table_deduplicates_after_its_source_was_rewritten(spark, store, config):
+    _land(spark, store, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
+    _run(spark, store, config, UNIQUE)
+    rebuilt = [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1), ("c", "f1.jsonl", 2, T0, 1)]
+    store.overwrite(spark.createDataFrame(rebuilt, SCHEMA), SOURCE)  # every row added again
+
+    result = _run(spark, store, config, UNIQUE)
+
+    assert _written(store) == [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 1), ("c", "f1.jsonl", 2)]
+    assert (result.rows_in, result.rows_out, result.rows_duplicate) == (3, 1, 2)
+
+
 def test_a_batch_with_nothing_to_write_moves_the_watermark_without_writing_rows(spark, store, config):
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 1)])
     _run(spark, store, config)
