@@ -7,6 +7,10 @@ again; rows that share key and bronze record (derived tables) collapse to one.
 A table whose rows the source selects by one column's value (`RowSelector`, the
 DataWorks families) is not typed at all when no new row is selected, and records
 exactly what typing the empty batch would have recorded.
+
+A table keyed from a deduplicated source (`source_unique`) appends a batch of distinct
+keys as it is, in fewer Spark jobs, and deduplicates when a key repeats or the source
+was rewritten.
 """
 
 from __future__ import annotations
