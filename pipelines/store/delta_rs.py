@@ -135,16 +135,9 @@ class DeltaRsEngine(Engine):
     ) -> dict[Any, tuple[int, int]]:
         """Counted by pyarrow a batch at a time over the two columns: memory stays one batch, and
         no Spark job (~0.5 s a bronze task) reads back the commit just made."""
-        table = self._table(path)
-        if table is None:
-            raise FileNotFoundError(f"no Delta table at {path}")
+        table, files = self._files_added_since(path, version)
         if {by, flag} & set(table.metadata().partition_columns):  # not in the files: Spark knows them
             return super().tally_added_since(path, version, by, flag)
-        if version is None:
-            files = table.file_uris()
-        else:
-            adds = self._data_added_since(path, version, table.version())
-            files = [data_file_path(path, add["path"]) for add in adds]
         tally: dict[Any, tuple[int, int]] = {}
         for batch in pads.dataset(files, format="parquet").to_batches(columns=[by, flag]) if files else []:
             counts = pa.table(batch).group_by(by).aggregate([([], "count_all"), (flag, "sum")])
@@ -207,12 +200,19 @@ class DeltaRsEngine(Engine):
             raise FileNotFoundError(f"no Delta table at {path}")
         return self._read_files(table, table.file_uris(), path)
 
-    def read_added_since(self, path: str, version: int) -> DataFrame:
+    def _files_added_since(self, path: str, version: int | None) -> tuple[DeltaTable, list[str]]:
+        """The latest snapshot and the data files added after `version` (all live files when None)."""
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
+        if version is None:
+            return table, table.file_uris()
         adds = self._data_added_since(path, version, table.version())
-        return self._read_files(table, [data_file_path(path, add["path"]) for add in adds], path)
+        return table, [data_file_path(path, add["path"]) for add in adds]
+
+    def read_added_since(self, path: str, version: int) -> DataFrame:
+        table, files = self._files_added_since(path, version)
+        return self._read_files(table, files, path)
 
     # -- writing -----------------------------------------------------------
     def _arrow_schema(self, df: DataFrame) -> pa.Schema:
