@@ -73,6 +73,11 @@ class _Scratch:
         self.cached.append(cached)
         return cached
 
+    def values(self) -> list | None:
+        """The touched groups as Python values when they were collected (the table store can then
+        find the files holding them without a Spark job), else None."""
+        return None if self.collected is None else self.collected[0]
+
     def local(self, values: list, schema: StructType) -> DataFrame:
         # Spark cannot size a table made from Python rows, so without the hint every join
         # with it (history, expand_groups, the replaced files) shuffles and sorts the big side.
@@ -149,6 +154,7 @@ def _accumulate_new_rows(
             groups=groups,
             keys=list(job.row_key),
             metadata=metadata,
+            group_values=scratch.values(),
         )
     finally:
         scratch.release()
@@ -174,7 +180,8 @@ def _replace_touched_groups(
     remembered = (*shared, job.relevant, job.expand_groups)
     try:
         if remembered in ctx.touched_groups:
-            touched = scratch.local(*ctx.touched_groups[remembered])
+            scratch.collected = ctx.touched_groups[remembered]
+            touched = scratch.local(*scratch.collected)
         else:
             touched = scratch.groups(
                 _union([job.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
@@ -191,6 +198,7 @@ def _replace_touched_groups(
             groups=touched.select(F.col(GROUP).alias(job.group_key)),
             keys=list(job.row_key),
             metadata=metadata,
+            group_values=scratch.values(),
         )
     finally:
         scratch.release()

@@ -176,14 +176,19 @@ class TableStore:
         groups: DataFrame,
         keys: list[str],
         metadata: dict | None = None,
+        group_values: list | None = None,
     ) -> int:
         """Replace whole groups: delete the rows whose `group_key` is in `groups` (a frame holding a
         `group_key` column) or whose `keys` match a row of `df`, insert `df`, in one commit.
         Returns the rows of `df` written. With unique `keys` this equals a merge on `keys` that also
         deletes the groups' rows `df` no longer holds, which is how gold replaces recomputed groups.
+        `group_values`: the same groups as Python values, when the caller has collected them;
+        an engine may then find the rows to replace without a Spark job.
         """
         with _writing(self.path(name)):
-            return self.engine.replace_groups(df, self.path(name), group_key, groups, keys, _encode(metadata))
+            return self.engine.replace_groups(
+                df, self.path(name), group_key, groups, keys, _encode(metadata), group_values
+            )
 
     def history(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Commits newest first; our metadata decoded under `metadata`."""

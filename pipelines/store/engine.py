@@ -120,9 +120,11 @@ class Engine(ABC):
         groups: DataFrame,
         keys: list[str],
         metadata: str | None,
+        group_values: list | None = None,
     ) -> int:
         """Atomically delete the rows whose `group_key` is in `groups` (a frame with that column) or
         whose `keys` match a row of `df`, and insert `df`; returns the rows of `df` written.
+        `group_values`, when given, are the values of `groups` (collected by the caller).
 
         This default is a merge on `keys` that also deletes the groups' rows `df` no longer has;
         engines may rewrite only the data files holding affected rows instead.

@@ -137,6 +137,67 @@ def test_replace_groups_rewrites_only_the_files_holding_affected_rows(store, spa
     assert _sorted(store.read("gold.f"), "id", "name") == [(1, "y"), (2, "y"), (3, "x")]
 
 
+def _spark_jobs(spark, action) -> tuple[object, int]:
+    """`action()`'s result and how many Spark jobs it started."""
+    group = f"count-{id(action)}"
+    spark.sparkContext.setJobGroup(group, "counted")
+    try:
+        result = action()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return result, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_replace_groups_with_collected_groups_finds_the_same_files_without_a_spark_job(spark, warehouse):
+    """delta-rs looks up collected `group_values` and copies kept rows with pyarrow: the same rows
+    (types intact) and the same files replaced as the Spark path, with fewer Spark jobs."""
+    when = dt.datetime(2024, 1, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    rebuilt = _grouped(spark, [(1, "a", "new"), (6, "a", "moved"), (7, "d", "new")], ts=when, tags=["n"])
+    touched = spark.createDataFrame([Row(grp="a"), Row(grp=None), Row(grp="z")], "grp string")
+    outcome = {}
+    for how, values in (("spark", None), ("arrow", ["a", None, "z"])):
+        store = open_store(spark, warehouse / how, "delta-rs")
+        # the first file predates the group column: its rows have no group, row 6 moves by its key
+        store.append(spark.createDataFrame([Row(id=6, name="x"), Row(id=8, name="x")]).coalesce(1), "gold.v")
+        store.append(
+            _grouped(spark, [(1, "a", "x"), (2, "a", "x"), (9, "e", "x")], ts=when, tags=["x", "y"]).coalesce(
+                1
+            ),
+            "gold.v",
+        )
+        store.append(_grouped(spark, [(3, "b", "x")], ts=when, tags=["z"]).coalesce(1), "gold.v")
+        no_group = spark.createDataFrame([(4, None, "x")], "id long, grp string, name string")
+        store.append(no_group.coalesce(1), "gold.v")
+        before = set(DeltaTable(store.path("gold.v")).file_uris())
+        written, jobs = _spark_jobs(
+            spark,
+            lambda store=store, values=values: store.replace_groups(
+                rebuilt, "gold.v", "grp", touched, ["id"], group_values=values
+            ),
+        )
+        after = set(DeltaTable(store.path("gold.v")).file_uris())
+        rows = [
+            (*row[:3], row[3] and row[3].replace(tzinfo=None), row[4])
+            for row in _sorted(store.read("gold.v"), "id", "grp", "name", "ts", "tags")
+        ]
+        outcome[how] = (written, len(before - after), rows, jobs)
+    assert outcome["arrow"][:3] == outcome["spark"][:3]
+    written, replaced, rows, _ = outcome["arrow"]
+    assert written == 3 and replaced == 2, "the file of group a and the file holding key 6"
+    at = when.replace(tzinfo=None)
+    new, old = (at, ["n"]), (at, ["x", "y"])
+    assert rows == [
+        (1, "a", "new", *new),
+        (3, "b", "x", at, ["z"]),
+        (4, None, "x", None, None),
+        (6, "a", "moved", *new),
+        (7, "d", "new", *new),
+        (8, None, "x", None, None),
+        (9, "e", "x", *old),
+    ]
+    assert outcome["arrow"][3] < outcome["spark"][3], "no Spark job finds or copies the kept rows"
+
+
 def test_time_travel_and_history_with_metadata(any_store, spark):
     any_store.append(_rows(spark, [(1, "a", "d")]), "silver.h", metadata={"watermark": 5})
     any_store.overwrite(_rows(spark, [(2, "b", "d")]), "silver.h", metadata={"watermark": 9})
