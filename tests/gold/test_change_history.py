@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from pyspark.sql import functions as F
+
 from gold import change_history
 from tests.gold import assert_incremental_equals_full, build_all, rows, source
 
@@ -81,3 +83,24 @@ def test_incremental_equals_full(spark):
     first = {name: df.filter("event_id < 'o'") for name, df in batch.items()}
     second = {name: df.filter("event_id >= 'o'") for name, df in batch.items()}
     assert_incremental_equals_full(change_history.JOB, first, second)
+
+
+def test_dataworks_fields_parsed_once_read_like_get_json_object(spark):
+    """The one-pass parse of `data` gives, for every path the DataWorks rows read, what
+    `get_json_object` gives: numbers, booleans, objects, arrays, escapes, masked ids, broken JSON."""
+    data = [
+        '{"nodeId": 12345678901234, "status": 6, "target": {"tableGuid": "odps.p.t"}, "ruleId": 1.50}',
+        '{"fileName": "a\\"b\\u00e9", "checkResult": true, "tableName": null, "projectId": "p1"}',
+        '{"taskId": "9***4", "dagName": ["x", {"y": 1}], "fileVersion": {"v": 2}, "target": "flat"}',
+        '{ "target" : { "tableGuid" : "g1" , "other": [1] } , "status": "5" }',
+        '{"nodeId": 1, // a comment from the doc sample\n}',
+        "[1, 2]",
+        None,
+    ]
+    frame = spark.createDataFrame([(text,) for text in data], "data string")
+    parsed, field = change_history._with_data_fields(frame)
+    paths = change_history._dataworks_paths()
+    assert any("." in path[2:] for path in paths), "a nested path is among them"
+    expected = frame.select(*[F.get_json_object("data", path).alias(path) for path in paths])
+    actual = parsed.select(*[field(path).alias(path) for path in paths])
+    assert [tuple(r) for r in actual.collect()] == [tuple(r) for r in expected.collect()]
