@@ -119,3 +119,14 @@ def set_differences(expected: set, actual: set, limit: int = 5) -> str:
     lines += [f"  missing    {m}" for m in missing[:limit]]
     lines += [f"  unexpected {u}" for u in unexpected[:limit]]
     return "\n".join(lines)
+
+
+def spark_jobs(spark: SparkSession, action) -> tuple[object, int]:
+    """`action()`'s result and how many Spark jobs it started (for "fewer jobs" checks)."""
+    group = f"count-{id(action)}"
+    spark.sparkContext.setJobGroup(group, "counted")
+    try:
+        result = action()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return result, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))

@@ -28,6 +28,7 @@ from pipelines.jobs import ERRORS_COLUMN, RowSelector, SilverJob
 from pipelines.store import open_store
 from silver import dataworks_approvals
 from silver import dataworks_catalog as catalog
+from tests.helpers import spark_jobs
 from tests.silver.test_dataworks_families import SAMPLES, TYPE_CODES, events
 
 SOURCE = "bronze.toy_events"
@@ -121,17 +122,6 @@ def test_keys_already_in_the_table_are_not_written_again(spark, store, config, m
 UNIQUE = dataclasses.replace(JOB, source_unique=True)  # as if bronze.toy_events held each key once
 
 
-def _spark_jobs(spark, action) -> tuple[object, int]:
-    """`action()`'s result and how many Spark jobs it started."""
-    group = f"count-{id(action)}"
-    spark.sparkContext.setJobGroup(group, "counted")
-    try:
-        result = action()
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return result, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
-
-
 def test_a_source_unique_table_appends_new_keys_without_deduplicating(spark, store, config, tmp_path):
     other = open_store(spark, tmp_path / "other", "delta-rs")  # the same batches, deduplicated
     jobs = {}
@@ -139,7 +129,7 @@ def test_a_source_unique_table_appends_new_keys_without_deduplicating(spark, sto
         _land(spark, target, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
         _run(spark, target, config, job)
         _land(spark, target, [("c", "f2.jsonl", 0, T0, 1), ("d", "f2.jsonl", 1, T0, 1)])
-        result, jobs[name] = _spark_jobs(spark, lambda t=target, j=job: _run(spark, t, config, j))
+        result, jobs[name] = spark_jobs(spark, lambda t=target, j=job: _run(spark, t, config, j))
         assert (result.rows_in, result.rows_out, result.rows_duplicate) == (2, 2, 0)
         written = [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 1), ("c", "f2.jsonl", 0), ("d", "f2.jsonl", 1)]
         assert _written(target) == written

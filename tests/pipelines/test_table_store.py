@@ -14,6 +14,7 @@ from pyspark.sql import Row
 from pipelines.spark import has_delta_jvm
 from pipelines.store import open_store
 from pipelines.store.engine import Engine
+from tests.helpers import spark_jobs
 
 UTC = dt.timezone.utc
 
@@ -137,17 +138,6 @@ def test_replace_groups_rewrites_only_the_files_holding_affected_rows(store, spa
     assert _sorted(store.read("gold.f"), "id", "name") == [(1, "y"), (2, "y"), (3, "x")]
 
 
-def _spark_jobs(spark, action) -> tuple[object, int]:
-    """`action()`'s result and how many Spark jobs it started."""
-    group = f"count-{id(action)}"
-    spark.sparkContext.setJobGroup(group, "counted")
-    try:
-        result = action()
-    finally:
-        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-    return result, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
-
-
 def test_replace_groups_with_collected_groups_finds_the_same_files_without_a_spark_job(spark, warehouse):
     """delta-rs looks up collected `group_values` and copies kept rows with pyarrow: the same rows
     (types intact) and the same files replaced as the Spark path, with fewer Spark jobs."""
@@ -169,7 +159,7 @@ def test_replace_groups_with_collected_groups_finds_the_same_files_without_a_spa
         no_group = spark.createDataFrame([(4, None, "x")], "id long, grp string, name string")
         store.append(no_group.coalesce(1), "gold.v")
         before = set(DeltaTable(store.path("gold.v")).file_uris())
-        written, jobs = _spark_jobs(
+        written, jobs = spark_jobs(
             spark,
             lambda store=store, values=values: store.replace_groups(
                 rebuilt, "gold.v", "grp", touched, ["id"], group_values=values
