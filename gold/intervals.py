@@ -68,28 +68,53 @@ def _action_rank(action: Column) -> Column:
 
 
 def _deduplicated(events: DataFrame, keys: list[str]) -> DataFrame:
-    """One row per distinct event (same event_id, or same identity with another id)."""
+    """One row per distinct event (same event_id, or same identity with another id), with
+    `_deletion` = is it an ENTITY_DELETED event.
+
+    `_deletion` is computed by the aggregate, not read from `action`, on purpose: the fan-out
+    splits these rows three ways (association events, associations, deletions), and a filter on
+    `action`, a grouping column, would be pushed below the aggregate into the source scans, so
+    every source would be read three times. A filter on an aggregate's result stays above it:
+    the three branches share one aggregate, and Spark reuses its exchange (one scan a source)."""
     identity = ["source", "entity_urn", "parent_urn", *keys, "action", "event_time", "actor"]
-    return events.groupBy(*identity).agg(F.min("event_id").alias("event_id"))
+    return events.groupBy(*identity).agg(
+        F.min("event_id").alias("event_id"), F.max(F.col("action") == ENTITY_DELETED).alias("_deletion")
+    )
 
 
 def _fan_out_deletions(events: DataFrame, keys: list[str]) -> DataFrame:
     """Association events plus, per entity deletion, a closing event on every association of that
-    entity or of its fields. A deletion of an entity with no association yields nothing."""
-    is_deletion = F.col("action") == ENTITY_DELETED
-    partition = ["source", "entity_urn", *keys]
+    entity or of its fields. A deletion of an entity with no association yields nothing.
+
+    Every branch reads all of `events`' columns (see `_deduplicated`): the associations are the
+    first event of each, not a group-by that would drop `event_id`, and the deletions' join key
+    is null on other rows rather than filtered by `action`, so that no branch prunes a column
+    or gets a filter pushed into its scans that the others lack."""
+    is_deletion = F.col("_deletion")
+    association = Window.partitionBy("source", "entity_urn", *keys)
     association_events = events.filter(~is_deletion).withColumn(
-        "parent_urn", F.max("parent_urn").over(Window.partitionBy(*partition))
+        "parent_urn", F.max("parent_urn").over(association)
     )
-    associations = association_events.groupBy(*partition).agg(F.max("parent_urn").alias("parent_urn"))
+    associations = association_events.withColumn(
+        "_n", F.row_number().over(association.orderBy("event_time", "event_id"))
+    ).filter(F.col("_n") == 1)
     # each association is reachable from its own entity and from its parent: two equi-join keys
-    targets = associations.withColumn(
-        "deleted_urn",
-        F.explode(F.array_distinct(F.filter(F.array("entity_urn", "parent_urn"), lambda u: u.isNotNull()))),
+    targets = associations.select(
+        "source",
+        "entity_urn",
+        "parent_urn",
+        *keys,
+        F.explode(
+            F.array_distinct(F.filter(F.array("entity_urn", "parent_urn"), lambda u: u.isNotNull()))
+        ).alias("deleted_urn"),
     )
-    deletions = events.filter(is_deletion).select(
-        "source", F.col("entity_urn").alias("deleted_urn"), "event_time", "actor", "event_id"
-    )
+    deletions = events.select(
+        "source",
+        F.when(is_deletion, F.col("entity_urn")).alias("deleted_urn"),
+        "event_time",
+        "actor",
+        "event_id",
+    ).filter(F.col("deleted_urn").isNotNull())
     closing = targets.join(deletions, ["source", "deleted_urn"]).select(
         "source",
         "entity_urn",

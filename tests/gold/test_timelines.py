@@ -91,6 +91,30 @@ def test_hard_delete_closes_dataset_and_field_tags(sources):
     assert rows(built, "root_urn") == [(DS,), (DS,)]
 
 
+def test_each_source_is_scanned_once_by_a_build(spark, tmp_path, sources):
+    """The deletion fan-out uses the deduplicated events three ways (association events,
+    associations, deletions); the three must share one scan of each source (a reused exchange),
+    not read every source three times."""
+    batch = sources(
+        datahub=[
+            dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),
+            dh("e2", "10:05", "TAG", "ADD", entity=FIELD, tagUrn=PII),
+            dh("d1", "11:00", "LIFECYCLE", "HARD_DELETE", actor="urn:li:corpuser:admin"),
+        ],
+        fields=[om_tags("f1", "10:00", "added", new=["PII.Sensitive"])],
+        events=[dict(event_id="x1", event_time="13:00", event_type="entityDeleted", entity_key=TABLE)],
+    )
+    stored = {}
+    for table, frame in batch.items():
+        frame.write.parquet(str(tmp_path / table))
+        stored[table] = spark.read.parquet(str(tmp_path / table))
+    built = build_all(tag_timeline.JOB, stored)
+    assert rows(built, *INTERVAL) == rows(build_all(tag_timeline.JOB, batch), *INTERVAL)
+    built.collect()  # runs `built` itself, so its adaptive plan below is the final one
+    final_plan = built._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
+    assert final_plan.count("FileScan parquet") == len(stored), final_plan
+
+
 def test_owner_and_ownership_are_one_category_keyed_by_type(sources):
     ann = "urn:li:corpuser:ann"
     built = build_all(
