@@ -27,7 +27,7 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from pipelines import faults
-from pipelines.store.arrow_rows import copy_rows_except, holds_any, value_sets
+from pipelines.store.arrow_rows import copy_rows_except, holds_any, release_free_memory, value_sets
 from pipelines.store.delta_log import commit_actions, data_file_path
 from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
 from pipelines.store.parquet_files import publish_staged_files, staging_dir, temporary_dir
@@ -429,6 +429,7 @@ class DeltaRsEngine(Engine):
         os.makedirs(kept_dir)
         for add in doomed:
             copy_rows_except(data_file_path(path, add["path"]), sets, kept_dir)
+        release_free_memory()
         return doomed, kept_dir
 
     def _copy_kept_rows_by_spark(

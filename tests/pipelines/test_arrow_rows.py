@@ -7,7 +7,7 @@ import datetime as dt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipelines.store.arrow_rows import copy_rows_except, holds_any, value_sets
+from pipelines.store.arrow_rows import BATCH_ROWS, copy_rows_except, holds_any, value_sets
 
 UTC = dt.timezone.utc
 
@@ -52,3 +52,15 @@ def test_copy_rows_except_keeps_the_other_rows_and_the_schema(tmp_path):
         str(tmp_path / "s.parquet"), value_sets({"id": [1, 2, 3, 4, 5]}), str(tmp_path / "out")
     )
     assert gone is None and len(list((tmp_path / "out").iterdir())) == 1, "no empty file is written"
+
+
+def test_copy_reads_a_large_row_group_in_bounded_batches(tmp_path):
+    """A Spark-written file is often one large row group; the copy must not decode it whole."""
+    rows = 2 * BATCH_ROWS + 100
+    path = str(tmp_path / "big.parquet")
+    pq.write_table(pa.table({"id": pa.array(range(rows), pa.int64())}), path, row_group_size=rows)
+    (tmp_path / "out").mkdir()
+    copied = pq.ParquetFile(copy_rows_except(path, value_sets({"id": [0, rows - 1]}), str(tmp_path / "out")))
+    sizes = [copied.metadata.row_group(i).num_rows for i in range(copied.metadata.num_row_groups)]
+    assert max(sizes) <= BATCH_ROWS and sum(sizes) == rows - 2
+    assert copied.read().column("id").to_pylist() == list(range(1, rows - 1))
