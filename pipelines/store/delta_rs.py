@@ -27,7 +27,13 @@ from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from pipelines import faults
-from pipelines.store.arrow_rows import copy_rows_except, holds_any, release_free_memory, value_sets
+from pipelines.store.arrow_rows import (
+    copy_rows_except,
+    holds_any,
+    release_free_memory,
+    use_system_memory_pool,
+    value_sets,
+)
 from pipelines.store.delta_log import commit_actions, data_file_path
 from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
 from pipelines.store.parquet_files import publish_staged_files, staging_dir, temporary_dir
@@ -88,6 +94,7 @@ class DeltaRsEngine(Engine):
     def __init__(self, spark):
         super().__init__(spark)
         self._snapshots = LatestSnapshots()
+        use_system_memory_pool()  # this engine reads and copies data files with pyarrow in the driver
 
     # -- reading -----------------------------------------------------------
     def _table(self, path: str, version: int | None = None) -> DeltaTable | None:

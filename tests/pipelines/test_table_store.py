@@ -373,3 +373,9 @@ def test_commit_no_rows_creates_the_table_then_only_records_metadata(any_store, 
     assert _sorted(any_store.read("silver.t"), "id", "day") == [(1, "2024-01-01")]
     assert any_store.last_metadata("silver.t", "source_version") == 4
     assert any_store.version("silver.t") == 2
+
+
+def test_the_delta_rs_engine_allocates_arrow_buffers_with_the_system_pool(spark, warehouse):
+    """Its pyarrow copies of gold files held ~2x the RSS in mimalloc, pyarrow's default."""
+    open_store(spark, warehouse, "delta-rs")
+    assert pa.default_memory_pool().backend_name == "system"
