@@ -1,0 +1,106 @@
+"""SQL expression text: literals and names survive Spark's parser exactly, with F.lit's types."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from pyspark.sql import functions as F
+
+from pipelines.sql_text import any_of, column, literal, literals, name, non_null_strings, when
+
+AWKWARD_TEXTS = [
+    "plain",
+    "it's",
+    "back\\slash",
+    "\\' escaped quote",
+    "ends with \\",
+    "regex ^urn:li:(corp|data)\\w+\\.\\d{2}$",
+    "line\nbreak\ttab",
+    "\u0000 nul and \u001f unit separator",
+    "-- not a comment /* nor this */",
+    "$1 and ${x}",
+    "\\u0041 stays six characters",
+    "中文 and emoji \U0001f600",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", AWKWARD_TEXTS)
+def test_a_string_literal_reads_back_as_the_same_text(spark, text):
+    value = spark.range(1).select(column(literal(text), "v")).first()["v"]
+    assert value == text
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        0,
+        -7,
+        2**31 - 1,
+        2**31,
+        -(2**31) - 1,
+        10**15,
+        1.5,
+        -0.25,
+        1e-05,
+        3e20,
+        True,
+        False,
+        math.inf,
+        -math.inf,
+    ],
+)
+def test_a_literal_has_the_value_and_type_of_f_lit(spark, value):
+    row = spark.range(1).select(column(literal(value), "text"), F.lit(value).alias("lit"))
+    types = {f.name: f.dataType for f in row.schema.fields}
+    assert types["text"] == types["lit"]
+    values = row.first()
+    assert values["text"] == values["lit"] == value
+
+
+def test_null_and_nan_literals(spark):
+    row = spark.range(1).select(column(literal(None), "none"), column(literal(math.nan), "nan")).first()
+    assert row["none"] is None
+    assert math.isnan(row["nan"])
+
+
+def test_a_name_quotes_odd_field_names(spark):
+    df = spark.createDataFrame([(("x", "y"),)], "`p` struct<`a.b`: string, `we``ird`: string>")
+    row = df.select(column(name("p", "a.b"), "dotted"), column(name("p", "we`ird"), "quoted")).first()
+    assert (row["dotted"], row["quoted"]) == ("x", "y")
+
+
+def test_in_lists_when_and_null_safe_or(spark):
+    df = spark.createDataFrame([("a",), ("it's",), ("z",), (None,)], "v string")
+    v = name("v")
+    known = literals(["a", "it's"])
+    rows = df.select(
+        column(when(f"{v} IN ({known})", literal("known")), "kind"),
+        column(any_of([f"{v} = 'z'", f"{v} = 'a'"]), "either"),
+    ).collect()
+    assert [(r["kind"], r["either"]) for r in rows] == [
+        ("known", True),
+        ("known", False),
+        (None, True),
+        (None, False),
+    ]
+    assert spark.range(1).select(column(any_of([]), "none")).first()["none"] is False
+
+
+def test_non_null_strings_keeps_order_and_drops_nulls(spark):
+    row = spark.range(1).select(
+        column(non_null_strings([literal("b"), "NULL", literal("a")]), "some"),
+        column(non_null_strings([]), "none"),
+    )
+    assert row.schema["none"].dataType.simpleString() == "array<string>"
+    assert tuple(row.first()) == (["b", "a"], [])
+
+
+def test_a_value_without_a_sql_literal_is_refused():
+    with pytest.raises(TypeError, match="no SQL literal"):
+        literal(object())
+    with pytest.raises(ValueError, match="at least one part"):
+        name()
+    with pytest.raises(ValueError, match="variable"):
+        name("p", "${user}")
