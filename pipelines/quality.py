@@ -3,7 +3,7 @@
 A suite (`expectations/<table>.json`, GX 1.x format) is written once and
 drives both the row split (drop -> quarantine, fail -> stop the run) and the
 recorded validation result. GX's own Spark validation runs a job per
-expectation; here every rule becomes a boolean Column and all counts come
+expectation; here every rule becomes a boolean SQL expression and all counts come
 from a single aggregation, then GX result objects are built from those counts
 (see `to_gx_result`). `tests/pipelines/test_quality.py` checks that GX itself
 reaches the same counts on a fixture.
@@ -22,6 +22,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.config import PROJECT_ROOT
+from pipelines.sql_text import column, literal, literals, name, non_null_strings, when
 
 SUITES_DIR = PROJECT_ROOT / "expectations"
 SEVERITIES = ("warn", "drop", "fail")
@@ -68,59 +69,57 @@ class Suite:
         return [e for e in self.expectations if e.severity == severity and e.row_level]
 
 
-def _column(name: str) -> Column:
-    return F.col("`" + name.replace("`", "``") + "`") if "." not in name else F.col(name)
+def _column(column: str) -> str:
+    """A suite's column as SQL text; a dotted name is a nested field (as `F.col` reads it)."""
+    return name(*column.split("."))
 
 
-def _bound(value: Any) -> Column:
-    return F.lit(value)
-
-
-def _between(col: Column, lo: Any, hi: Any, strict_lo: bool, strict_hi: bool) -> Column:
+def _between(value: str, lo: Any, hi: Any, strict_lo: bool, strict_hi: bool) -> str:
     checks = []
     if lo is not None:
-        checks.append(col > _bound(lo) if strict_lo else col >= _bound(lo))
+        checks.append(f"{value} {'>' if strict_lo else '>='} {literal(lo)}")
     if hi is not None:
-        checks.append(col < _bound(hi) if strict_hi else col <= _bound(hi))
-    result = F.lit(True)
-    for check in checks:
-        result = result & check
-    return result
+        checks.append(f"{value} {'<' if strict_hi else '<='} {literal(hi)}")
+    return " AND ".join(f"({check})" for check in checks) or "true"
 
 
-def _rule(exp: Expectation) -> Column:
-    """True when a row meets `exp`; rows outside a Spark `row_condition` pass (GX semantics)."""
+def _rule(exp: Expectation) -> str:
+    """SQL text, true when a row meets `exp`; rows outside a Spark `row_condition` pass (GX semantics).
+
+    Text, not Columns: a suite's rules become one JVM call each (see pipelines/sql_text.py)."""
     rule = _unconditional_rule(exp)
     condition = exp.kwargs.get("row_condition")
     if condition is None:
         return rule
     if exp.kwargs.get("condition_parser") != "spark":
         raise SuiteError(f"{exp.name}: row_condition needs condition_parser 'spark'")
-    return F.coalesce(~F.expr(condition), F.lit(True)) | rule
+    return f"(coalesce(NOT ({condition}), true) OR ({rule}))"
 
 
-def _unconditional_rule(exp: Expectation) -> Column:
+def _unconditional_rule(exp: Expectation) -> str:
     """True when a row meets `exp`. Nulls pass every rule but the null ones (GX semantics)."""
     kw = exp.kwargs
     t = exp.type
     if t == "expect_column_pair_values_to_be_in_set":
         a, b = _column(kw["column_A"]), _column(kw["column_B"])
-        pairs = [F.struct(F.lit(x).alias("a"), F.lit(y).alias("b")) for x, y in kw["value_pairs_set"]]
-        inside = F.array_contains(F.array(*pairs), F.struct(a.alias("a"), b.alias("b")))
-        return a.isNull() | b.isNull() | inside
+        pairs = ", ".join(
+            f"named_struct('a', {literal(x)}, 'b', {literal(y)})" for x, y in kw["value_pairs_set"]
+        )
+        inside = f"array_contains(array({pairs}), named_struct('a', {a}, 'b', {b}))"
+        return f"({a} IS NULL OR {b} IS NULL OR {inside})"
     col = _column(kw["column"])
     if t == "expect_column_values_to_not_be_null":
-        return col.isNotNull()
+        return f"({col} IS NOT NULL)"
     if t == "expect_column_values_to_be_null":
-        return col.isNull()
+        return f"({col} IS NULL)"
     if t == "expect_column_values_to_be_in_set":
-        return col.isNull() | col.isin(list(kw["value_set"]))
+        return f"({col} IS NULL OR {_in(col, kw['value_set'])})"
     if t == "expect_column_values_to_not_be_in_set":
-        return col.isNull() | ~col.isin(list(kw["value_set"]))
+        return f"({col} IS NULL OR NOT {_in(col, kw['value_set'])})"
     if t == "expect_column_values_to_match_regex":
-        return col.isNull() | col.rlike(kw["regex"])
+        return f"({col} IS NULL OR {col} RLIKE {literal(kw['regex'])})"
     if t == "expect_column_values_to_not_match_regex":
-        return col.isNull() | ~col.rlike(kw["regex"])
+        return f"({col} IS NULL OR NOT ({col} RLIKE {literal(kw['regex'])}))"
     if t == "expect_column_values_to_be_between":
         inside = _between(
             col,
@@ -129,10 +128,26 @@ def _unconditional_rule(exp: Expectation) -> Column:
             kw.get("strict_min", False),
             kw.get("strict_max", False),
         )
-        return col.isNull() | inside
+        return f"({col} IS NULL OR ({inside}))"
     if t == "expect_column_value_lengths_to_be_between":
-        return col.isNull() | _between(F.length(col), kw.get("min_value"), kw.get("max_value"), False, False)
+        inside = _between(f"length({col})", kw.get("min_value"), kw.get("max_value"), False, False)
+        return f"({col} IS NULL OR ({inside}))"
     raise SuiteError(f"unsupported expectation type {t}")
+
+
+def _in(col: str, values: list) -> str:
+    """`col IN (...)`; an empty set holds nothing (`IN ()` is not SQL)."""
+    return f"({col} IN ({literals(values)}))" if values else "false"
+
+
+def _failing(exp: Expectation) -> str:
+    return f"NOT {_rule(exp)}"
+
+
+def _example(exp: Expectation) -> str:
+    """A failing row's value as text ('null' for a null), else null."""
+    value = f"CAST({_column(exp.column)} AS STRING)" if exp.column else "NULL"
+    return when(_failing(exp), f"coalesce({value}, 'null')")
 
 
 SUPPORTED = {
@@ -195,16 +210,10 @@ def load_suite(table: str, directory: Path = SUITES_DIR) -> Suite | None:
 
 def flag_rows(df: DataFrame, suite: Suite | None) -> DataFrame:
     """Add `_failed_drop`, `_failed_warn`, `_failed_fail` (array<string> of failed rule names)."""
-    empty = F.array().cast("array<string>")
-    if suite is None:
-        return df.withColumns({FAILED_DROP: empty, FAILED_WARN: empty, FAILED_FAIL: empty})
 
     def failed(severity: str) -> Column:
-        exps = suite.by_severity(severity)
-        if not exps:
-            return empty
-        names = F.array(*[F.when(~_rule(e), F.lit(e.name)) for e in exps])
-        return F.filter(names, lambda n: n.isNotNull())
+        exps = suite.by_severity(severity) if suite is not None else []
+        return column(non_null_strings(when(_failing(e), literal(e.name)) for e in exps))
 
     return df.withColumns(
         {FAILED_DROP: failed("drop"), FAILED_WARN: failed("warn"), FAILED_FAIL: failed("fail")}
@@ -239,12 +248,7 @@ def rule_results(suite: Suite | None) -> list[Column]:
     let `measure(..., precomputed=True)` count on a narrow frame without the rules' inputs."""
     columns = []
     for i, exp in enumerate(_row_level(suite)):
-        failing = ~_rule(exp)
-        value = _column(exp.column).cast("string") if exp.column else F.lit(None)
-        columns += [
-            failing.alias(f"_rule_failed{i}"),
-            F.when(failing, F.coalesce(value, F.lit("null"))).alias(f"_rule_example{i}"),
-        ]
+        columns += [column(_failing(exp), f"_rule_failed{i}"), column(_example(exp), f"_rule_example{i}")]
     return columns
 
 
@@ -262,9 +266,7 @@ def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = No
         if precomputed:
             failing, example = F.col(f"_rule_failed{i}"), F.col(f"_rule_example{i}")
         else:
-            failing = ~_rule(exp)
-            value = _column(exp.column).cast("string") if exp.column else F.lit(None)
-            example = F.when(failing, F.coalesce(value, F.lit("null")))
+            failing, example = column(_failing(exp)), column(_example(exp))
         aggs += [
             F.sum(F.when(failing, 1).otherwise(0)).alias(f"_u{i}"),
             F.min(example).alias(f"_lo{i}"),
@@ -301,10 +303,10 @@ def measure_uniqueness(output: DataFrame, suite: Suite | None, distinct_of: str 
     unique = _table_level(suite)
     aggs = [F.count(F.lit(1)).alias("_n")]
     for i, exp in enumerate(unique):
-        col = _column(exp.column)
+        col = column(_column(exp.column))
         aggs += [F.count(col).alias(f"_c{i}"), F.count_distinct(col).alias(f"_d{i}")]
     if distinct_of:
-        aggs.append(F.count_distinct(_column(distinct_of)).alias("_distinct"))
+        aggs.append(F.count_distinct(column(_column(distinct_of))).alias("_distinct"))
     row = output.agg(*aggs).first()
     total = int(row["_n"])
     outcomes = [
