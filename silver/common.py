@@ -49,6 +49,12 @@ def epoch_millis_to_timestamp(value: Column) -> Column:
     return F.when(millis.between(_MIN_MILLIS, _MAX_MILLIS), F.timestamp_millis(millis))
 
 
+def epoch_millis_to_timestamp_text(value: str) -> str:
+    """`epoch_millis_to_timestamp` as SQL text (see pipelines/sql_text.py), for plans built as text."""
+    millis = f"try_cast({value} AS BIGINT)"
+    return f"CASE WHEN {millis} BETWEEN {_MIN_MILLIS}L AND {_MAX_MILLIS}L THEN timestamp_millis({millis}) END"
+
+
 SECONDS_BELOW = 100_000_000_000  # 1e11: as ms that is March 1973, as seconds the year 5138
 
 

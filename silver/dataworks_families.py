@@ -42,19 +42,20 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import reduce
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, DataType, StringType, StructField, StructType
+from pyspark.sql.types import ArrayType
 
 from pipelines.jobs import ERRORS_COLUMN, RowSelector, SilverJob
+from pipelines.sql_text import any_of, coalesce_false, column, literal, literals, name, non_null_strings, when
 from silver import dataworks_catalog as catalog
-from silver.common import LINEAGE, collect_errors, deterministic_id, epoch_millis_to_timestamp, lineage
+from silver.common import LINEAGE, deterministic_id, epoch_millis_to_timestamp_text, lineage
 
 SOURCE = "silver.dataworks_events"
 DEFAULT_TIME_ZONE = "Asia/Shanghai"
 LOCAL_DATETIME = "yyyy-MM-dd HH:mm:ss"
+EPOCH_NUMBER = r"^\s*-?[0-9]+\s*$"  # a value of only digits is epoch milliseconds
 
 Spec = str | list  # a scalar type name, or [dict[path, Spec]] for an array of objects
 
@@ -151,6 +152,9 @@ def spark_type(spec: str) -> str:
 
 
 # --- parsing -------------------------------------------------------------------------------------
+# Values are Spark SQL expression texts (see pipelines/sql_text.py): a family's plan is dozens of
+# casts and checks, and text makes each column one JVM call. Lambda variables carry the nesting
+# depth of arrays of objects in their names, so an inner lambda never shadows an outer one.
 
 
 def _tree(fields: Mapping[str, Spec], where: str) -> dict:
@@ -169,96 +173,95 @@ def _tree(fields: Mapping[str, Spec], where: str) -> dict:
     return root
 
 
-def _read_type(node: dict | Spec) -> DataType:
-    """from_json type: objects as structs, every other value (arrays too) as its JSON text."""
+def _read_type(node: dict | Spec) -> str:
+    """from_json type (DDL): objects as structs, every other value (arrays too) as its JSON text."""
     if isinstance(node, dict):
-        return StructType([StructField(key, _read_type(sub)) for key, sub in node.items()])
-    return StringType()
+        return "STRUCT<" + ", ".join(f"{name(key)}: {_read_type(sub)}" for key, sub in node.items()) + ">"
+    return "STRING"
 
 
-def _objects(text: Column, element: Mapping[str, Spec]) -> Column:
+def _objects(text: str, element: Mapping[str, Spec]) -> str:
     """An array of objects, from its JSON text (also when sent as a JSON-encoded string)."""
-    return F.from_json(text, ArrayType(_read_type(_tree(element, "array element"))))
+    return f"from_json({text}, {literal('ARRAY<' + _read_type(_tree(element, 'array element')) + '>')})"
 
 
-def _at(value: Column, path: str) -> Column:
-    for part in path.split("."):
-        value = value[part]
-    return value
+def _at(value: str, path: str) -> str:
+    return f"{value}.{name(*path.split('.'))}"
 
 
-def _list(text: Column) -> Column:
+def _list(text: str) -> str:
     """Elements (as trimmed text) of a JSON array or a comma-separated text; null elements dropped."""
-    trimmed = F.trim(text)
-    items = F.when(trimmed.startswith("["), F.from_json(trimmed, "array<string>")).otherwise(
-        F.split(trimmed, ",")
+    trimmed = f"trim({text})"
+    items = (
+        f"CASE WHEN startswith({trimmed}, '[') THEN from_json({trimmed}, 'ARRAY<STRING>') "
+        f"ELSE split({trimmed}, ',') END"
     )
-    return F.filter(
-        F.transform(items, lambda item: F.trim(item)), lambda item: item.isNotNull() & (item != "")
-    )
+    return f"filter(transform({items}, _i -> trim(_i)), _i -> _i IS NOT NULL AND _i != '')"
 
 
-def _timestamp(text: Column, zone: Column) -> Column:
+def _timestamp(text: str, zone: str) -> str:
     """Epoch milliseconds, or a `yyyy-MM-dd HH:mm:ss` wall-clock time in `zone`, as a UTC timestamp."""
-    local = F.try_to_timestamp(F.concat_ws(" ", F.trim(text), zone), F.lit(f"{LOCAL_DATETIME} VV"))
-    return F.when(text.rlike(r"^\s*-?[0-9]+\s*$"), epoch_millis_to_timestamp(F.trim(text))).otherwise(local)
+    local = f"try_to_timestamp(concat_ws(' ', trim({text}), {zone}), {literal(LOCAL_DATETIME + ' VV')})"
+    millis = epoch_millis_to_timestamp_text(f"trim({text})")
+    return f"CASE WHEN {text} RLIKE {literal(EPOCH_NUMBER)} THEN {millis} ELSE {local} END"
 
 
 _ELEMENT_TYPES = {"array<long>": "long", "array<int>": "int", "array<string>": "string"}
 _UNFAILING = ("string", "json")
 
 
-def _scalar(text: Column, spec: str, zone: Column) -> Column:
+def _scalar(text: str, spec: str, zone: str) -> str:
     if spec in _UNFAILING:
         return text
     if spec in ("long", "int", "double", "boolean"):
-        return F.trim(text).try_cast(spec)
+        return f"try_cast(trim({text}) AS {spark_type(spec)})"
     if spec == "timestamp":
         return _timestamp(text, zone)
     if spec in _ELEMENT_TYPES:
-        return F.transform(_list(text), lambda item: item.try_cast(_ELEMENT_TYPES[spec]))
+        return f"transform({_list(text)}, _x -> try_cast(_x AS {spark_type(_ELEMENT_TYPES[spec])}))"
     raise ValueError(f"unknown payload field type '{spec}'")
 
 
-def _scalar_bad(text: Column, spec: str, zone: Column) -> Column:
+def _scalar_bad(text: str, spec: str, zone: str) -> str:
     """True when a present value cannot be typed."""
     if spec in _ELEMENT_TYPES:
         items = _list(text)
-        to = _ELEMENT_TYPES[spec]
-        return text.isNotNull() & (items.isNull() | F.exists(items, lambda item: item.try_cast(to).isNull()))
-    return text.isNotNull() & _scalar(text, spec, zone).isNull()
+        to = spark_type(_ELEMENT_TYPES[spec])
+        return f"({text} IS NOT NULL AND ({items} IS NULL OR exists({items}, _x -> try_cast(_x AS {to}) IS NULL)))"
+    return f"({text} IS NOT NULL AND {_scalar(text, spec, zone)} IS NULL)"
 
 
-def _typed(value: Column, spec: Spec, zone: Column) -> Column:
+def _typed(value: str, spec: Spec, zone: str, depth: int = 0) -> str:
     """A parsed value (text, or array of structs of texts) typed by its Spec."""
     if isinstance(spec, list):
         element = spec[0]
-        return F.transform(
-            _objects(value, element),
-            lambda item: F.struct(
-                *[_typed(_at(item, p), s, zone).alias(snake_case(p)) for p, s in element.items()]
-            ),
+        item = f"_o{depth}"
+        fields = ", ".join(
+            f"{literal(snake_case(p))}, {_typed(_at(item, p), s, zone, depth + 1)}"
+            for p, s in element.items()
         )
+        return f"transform({_objects(value, element)}, {item} -> named_struct({fields}))"
     return _scalar(value, spec, zone)
 
 
-Check = Callable[[Column, Column], Column]
+Check = Callable[[str, str], str]
 
 
-def _checks(spec: Spec, path: str) -> list[tuple[str, Check]]:
+def _checks(spec: Spec, path: str, depth: int = 0) -> list[tuple[str, Check]]:
     """(error name, bad(value, zone)) for every value under `spec` that a cast may reject."""
     if isinstance(spec, list):
         element = spec[0]
+        item = f"_o{depth}"
         found: list[tuple[str, Check]] = [
-            (f"cast:{path}", lambda v, z: v.isNotNull() & _objects(v, element).isNull())
+            (f"cast:{path}", lambda v, z: f"({v} IS NOT NULL AND {_objects(v, element)} IS NULL)")
         ]
         for sub_path, sub_spec in element.items():
-            for name, bad in _checks(sub_spec, f"{path}[].{sub_path}"):
+            for error, bad in _checks(sub_spec, f"{path}[].{sub_path}", depth + 1):
                 found.append(
                     (
-                        name,
-                        lambda v, z, p=sub_path, bad=bad: F.coalesce(
-                            F.exists(_objects(v, element), lambda item: bad(_at(item, p), z)), F.lit(False)
+                        error,
+                        lambda v, z, p=sub_path, bad=bad: coalesce_false(
+                            f"exists({_objects(v, element)}, {item} -> {bad(_at(item, p), z)})"
                         ),
                     )
                 )
@@ -268,30 +271,36 @@ def _checks(spec: Spec, path: str) -> list[tuple[str, Check]]:
     return [(f"cast:{path}", lambda v, z, spec=spec: _scalar_bad(v, spec, z))]
 
 
-def _unlisted(text: Column, node: dict | Spec) -> Column:
+def _unlisted(text: str, node: dict | Spec, depth: int = 0) -> str:
     """True when the JSON text holds object keys the schema node does not list (at any depth)."""
     if isinstance(node, list):
         element = _tree(node[0], "array element")
-        return F.exists(F.from_json(text, "array<string>"), lambda item: _unlisted(item, element))
+        item = f"_u{depth}"
+        return f"exists(from_json({text}, 'ARRAY<STRING>'), {item} -> {_unlisted(item, element, depth + 1)})"
     if not isinstance(node, dict):
-        return F.lit(False)
-    members = F.from_json(text, "map<string,string>")
-    found = [F.exists(F.map_keys(members), lambda key: ~key.isin(list(node)))]
-    found += [_unlisted(members[key], sub) for key, sub in node.items() if not isinstance(sub, str)]
-    return reduce(lambda a, b: a | b, [F.coalesce(f, F.lit(False)) for f in found])
-
-
-def _data_extra(top: Column, tree: dict) -> Column:
-    """Unlisted top-level keys, plus listed containers holding unlisted keys, as key -> JSON text."""
-    unlisted_keys = F.map_filter(top, lambda key, _: ~key.isin(list(tree)))
-    containers = [key for key, sub in tree.items() if not isinstance(sub, str)]
-    drifted = [
-        F.when(_unlisted(top[key], tree[key]), F.create_map(F.lit(key), top[key])) for key in containers
+        return "false"
+    members = f"from_json({text}, 'MAP<STRING, STRING>')"
+    key = f"_k{depth}"
+    found = [f"exists(map_keys({members}), {key} -> NOT {key} IN ({literals(node)}))"]
+    found += [
+        _unlisted(f"{members}[{literal(k)}]", sub, depth + 1)
+        for k, sub in node.items()
+        if not isinstance(sub, str)
     ]
-    extra = F.map_concat(
-        unlisted_keys, *[F.coalesce(d, F.create_map().cast("map<string,string>")) for d in drifted]
-    )
-    return F.when(F.size(extra) > 0, extra)
+    return "(" + any_of(found) + ")"
+
+
+def _data_extra(top: str, tree: dict) -> str:
+    """Unlisted top-level keys, plus listed containers holding unlisted keys, as key -> JSON text."""
+    unlisted_keys = f"map_filter({top}, (_k, _v) -> NOT _k IN ({literals(tree)}))"
+    empty = "CAST(map() AS MAP<STRING, STRING>)"
+    drifted = [
+        f"coalesce({when(_unlisted(f'{top}[{literal(k)}]', sub), f'map({literal(k)}, {top}[{literal(k)}])')}, {empty})"
+        for k, sub in tree.items()
+        if not isinstance(sub, str)
+    ]
+    extra = f"map_concat({', '.join([unlisted_keys, *drifted])})"
+    return when(f"size({extra}) > 0", extra)
 
 
 # --- the transform -------------------------------------------------------------------------------
@@ -328,30 +337,31 @@ def _transform(events: DataFrame, family: Family) -> DataFrame:
         F.from_json("data", _read_type(tree)).alias("_p"),
         F.from_json("data", "map<string,string>").alias("_top"),
     )
-    payload = F.col("_p")
-    zone = F.lit(DEFAULT_TIME_ZONE)
+    zone = literal(DEFAULT_TIME_ZONE)
     if family.zone_field:
-        zone = F.coalesce(F.nullif(F.trim(_at(payload, family.zone_field)), F.lit("")), zone)
+        zone = f"coalesce(nullif(trim({_at('_p', family.zone_field)}), ''), {zone})"
 
     typed_columns: list[Column] = []
     for path, spec in family.fields.items():
-        name = family.column(path)
-        typed_columns.append(_typed(_at(payload, path), spec, zone).alias(name))
-        if name in family.enums:
+        column_name = family.column(path)
+        typed_columns.append(column(_typed(_at("_p", path), spec, zone), column_name))
+        if column_name in family.enums:
             typed_columns.append(
-                catalog.status_name_col(family.enums[name], _at(payload, path)).alias(f"{name}_name")
+                catalog.status_name_col(family.enums[column_name], column(_at("_p", path))).alias(
+                    f"{column_name}_name"
+                )
             )
-    problems = [F.when(F.col("data").isNotNull() & F.col("_top").isNull(), F.lit("json:data"))]
+    problems = [when("data IS NOT NULL AND _top IS NULL", literal("json:data"))]
     for path, spec in fields.items():
-        value = _at(payload, path)
-        problems += [F.when(bad(value, zone), F.lit(name)) for name, bad in _checks(spec, f"data.{path}")]
+        value = _at("_p", path)
+        problems += [when(bad(value, zone), literal(error)) for error, bad in _checks(spec, f"data.{path}")]
 
     typed = parsed.select(
         *ENVELOPE_COLUMNS,
         *typed_columns,
-        _data_extra(F.col("_top"), tree).alias("data_extra"),
+        column(_data_extra("_top", tree), "data_extra"),
         *lineage(),
-        collect_errors(*problems).alias(ERRORS_COLUMN),
+        column(non_null_strings(problems), ERRORS_COLUMN),
     )
     if family.derived:
         typed = typed.select("*", *family.derived())
