@@ -225,6 +225,7 @@ class Instrumentation:
             (runner, "record_run", self._wrap_timer("bookkeeping_s", bookkeeping=True)),
             (bronze, "scan", self._wrap_timer("scan_s")),
             (silver, "measure", self._wrap_materialised("typing_s", "dq_rules_s")),
+            (silver, "measure_batch", self._wrap_materialised("typing_s", "dq_rules_s")),
             (silver, "measure_uniqueness", self._wrap_materialised("dedup_s", "dq_unique_s")),
             (silver, "record_dq", self._wrap_timer("dq_record_s", bookkeeping=True)),
         ]

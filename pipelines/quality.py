@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from pipelines.config import PROJECT_ROOT
@@ -262,6 +262,16 @@ def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = No
     aggs = [F.count(F.lit(1)).alias("_n")]
     if count_flag:
         aggs.append(F.sum(F.col(count_flag).cast("long")).alias("_flag"))
+    row = flagged.agg(*aggs, *_rule_aggregates(exps, precomputed)).first()
+    total = int(row["_n"])
+    outcomes = _rule_outcomes(row, exps, total)
+    if count_flag:
+        return total, outcomes, int(row["_flag"] or 0)
+    return total, outcomes
+
+
+def _rule_aggregates(exps: list[Expectation], precomputed: bool) -> list[Column]:
+    aggs = []
     for i, exp in enumerate(exps):
         if precomputed:
             failing, example = F.col(f"_rule_failed{i}"), F.col(f"_rule_example{i}")
@@ -272,15 +282,15 @@ def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = No
             F.min(example).alias(f"_lo{i}"),
             F.max(example).alias(f"_hi{i}"),
         ]
-    row = flagged.agg(*aggs).first()
-    total = int(row["_n"])
+    return aggs
+
+
+def _rule_outcomes(row: Row, exps: list[Expectation], total: int) -> list[Outcome]:
     outcomes = []
     for i, exp in enumerate(exps):
         examples = tuple(dict.fromkeys(v[:200] for v in (row[f"_lo{i}"], row[f"_hi{i}"]) if v is not None))
         outcomes.append(Outcome(exp, total, int(row[f"_u{i}"] or 0), examples))
-    if count_flag:
-        return total, outcomes, int(row["_flag"] or 0)
-    return total, outcomes
+    return outcomes
 
 
 def _table_level(suite: Suite | None) -> list[Expectation]:
@@ -301,18 +311,68 @@ def measure_uniqueness(output: DataFrame, suite: Suite | None, distinct_of: str 
     """Row count and the table-level uniqueness rules of the rows actually written, in one Spark job.
     Returns (rows, outcomes) or, when `distinct_of` names a column, (rows, outcomes, its distinct values)."""
     unique = _table_level(suite)
-    aggs = [F.count(F.lit(1)).alias("_n")]
+    row = output.agg(F.count(F.lit(1)).alias("_n"), *_uniqueness_aggregates(unique, distinct_of)).first()
+    total = int(row["_n"])
+    outcomes = _uniqueness_outcomes(row, unique, total)
+    return (total, outcomes, int(row["_distinct"])) if distinct_of else (total, outcomes)
+
+
+def _uniqueness_aggregates(
+    unique: list[Expectation], distinct_of: str | None, only: Column | None = None
+) -> list[Column]:
+    """Per uniqueness rule its non-null and distinct counts (of the rows where `only` holds)."""
+
+    def counted(text: str) -> Column:
+        value = column(text)
+        return F.when(only, value) if only is not None else value
+
+    aggs = []
     for i, exp in enumerate(unique):
-        col = column(_column(exp.column))
+        col = counted(_column(exp.column))
         aggs += [F.count(col).alias(f"_c{i}"), F.count_distinct(col).alias(f"_d{i}")]
     if distinct_of:
-        aggs.append(F.count_distinct(column(_column(distinct_of))).alias("_distinct"))
-    row = output.agg(*aggs).first()
-    total = int(row["_n"])
-    outcomes = [
-        Outcome(exp, total, int(row[f"_c{i}"]) - int(row[f"_d{i}"]), ()) for i, exp in enumerate(unique)
-    ]
-    return (total, outcomes, int(row["_distinct"])) if distinct_of else (total, outcomes)
+        aggs.append(F.count_distinct(counted(_column(distinct_of))).alias("_distinct"))
+    return aggs
+
+
+def _uniqueness_outcomes(row: Row, unique: list[Expectation], total: int) -> list[Outcome]:
+    return [Outcome(exp, total, int(row[f"_c{i}"]) - int(row[f"_d{i}"]), ()) for i, exp in enumerate(unique)]
+
+
+@dataclass(frozen=True)
+class BatchMeasure:
+    """`measure` of a batch and `measure_uniqueness` of its accepted rows (see `measure_batch`)."""
+
+    rows: int
+    outcomes: list[Outcome]
+    rejected: int
+    accepted_uniqueness: list[Outcome]
+    accepted_distinct: int
+
+    @property
+    def accepted(self) -> int:
+        return self.rows - self.rejected
+
+
+def measure_batch(narrow: DataFrame, suite: Suite | None, reject_flag: str, distinct_of: str) -> BatchMeasure:
+    """`measure(narrow, suite, count_flag=reject_flag, precomputed=True)` and `measure_uniqueness`
+    of the rows without the flag (`distinct_of` counted too), in one Spark job instead of two:
+    for a batch whose keys should be new to its table, appended as it is when they are distinct."""
+    exps, unique = _row_level(suite), _table_level(suite)
+    row = narrow.agg(
+        F.count(F.lit(1)).alias("_n"),
+        F.sum(F.col(reject_flag).cast("long")).alias("_flag"),
+        *_rule_aggregates(exps, precomputed=True),
+        *_uniqueness_aggregates(unique, distinct_of, only=~F.col(reject_flag)),
+    ).first()
+    total, rejected = int(row["_n"]), int(row["_flag"] or 0)
+    return BatchMeasure(
+        rows=total,
+        outcomes=_rule_outcomes(row, exps, total),
+        rejected=rejected,
+        accepted_uniqueness=_uniqueness_outcomes(row, unique, total - rejected),
+        accepted_distinct=int(row["_distinct"]),
+    )
 
 
 def breaches(outcomes: list[Outcome]) -> list[Outcome]:

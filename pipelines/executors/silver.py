@@ -22,6 +22,7 @@ from pipelines.quality import (
     FAILED_DROP,
     FAILED_FAIL,
     FAILED_WARN,
+    BatchMeasure,
     Outcome,
     QualityGateError,
     Suite,
@@ -29,6 +30,7 @@ from pipelines.quality import (
     flag_rows,
     load_suite,
     measure,
+    measure_batch,
     measure_uniqueness,
     no_rows_outcomes,
     no_rows_uniqueness,
@@ -196,13 +198,11 @@ def _keys_are_new(job: SilverJob, ctx: RunContext, watermark: int | None) -> boo
 
 
 def _append_new_keys(
-    job: SilverJob, ctx: RunContext, flagged: DataFrame, narrow: DataFrame, suite: Suite | None, commit: dict
+    job: SilverJob, ctx: RunContext, flagged: DataFrame, batch: BatchMeasure, commit: dict
 ) -> tuple[int, list[Outcome]] | None:
-    """Append the accepted rows as they are when their keys are distinct (`_keys_are_new` holds):
-    one counting job instead of the deduplication's four. None when a key repeats after all."""
-    accepted = narrow.where(~F.col("_bad"))
-    rows_out, uniqueness, keys = measure_uniqueness(accepted, suite, distinct_of=job.dedup_key)
-    if keys != rows_out:
+    """Append the accepted rows as they are when their keys are distinct (`_keys_are_new` holds,
+    `measure_batch` counted them): no deduplication job. None when a key repeats after all."""
+    if batch.accepted_distinct != batch.accepted:
         return None
     ctx.store.append(
         flagged.where(~F.col("_bad")).drop(*HELPER_COLUMNS),
@@ -210,7 +210,7 @@ def _append_new_keys(
         partition_by=list(job.partition_by),
         metadata=commit,
     )
-    return rows_out, uniqueness
+    return batch.accepted, batch.accepted_uniqueness
 
 
 def run(job: SilverJob, ctx: RunContext) -> JobResult:
@@ -287,7 +287,12 @@ def _process(
     unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
     narrow = _narrow(flagged, suite, job.dedup_key, unique_columns).persist()
     try:
-        rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
+        batch = None
+        if _keys_are_new(job, ctx, watermark):
+            batch = measure_batch(narrow, suite, "_bad", job.dedup_key)
+            rows_in, outcomes, quarantined = batch.rows, batch.outcomes, batch.rejected
+        else:
+            rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
         fatal = breaches(outcomes)
         if fatal and ctx.config.section("quality")["fail_on_breach"]:
             record_dq(ctx, job.table, outcomes)
@@ -308,9 +313,7 @@ def _process(
                 flagged.drop(*HELPER_COLUMNS), job.table, partition_by=list(job.partition_by), metadata=commit
             )
         else:
-            appended = None
-            if _keys_are_new(job, ctx, watermark):
-                appended = _append_new_keys(job, ctx, flagged, narrow, suite, commit)
+            appended = _append_new_keys(job, ctx, flagged, batch, commit) if batch else None
             rows_out, uniqueness = appended or _deduplicate_and_append(
                 job, ctx, flagged, narrow, unique_columns, suite, commit
             )

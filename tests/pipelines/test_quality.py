@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from pyspark.sql import functions as F
 
 from pipelines import quality
 from pipelines.quality import FAILED_DROP, FAILED_FAIL, FAILED_WARN, SuiteError, flag_rows, measure
@@ -145,6 +146,33 @@ def test_counts_from_precomputed_rule_results_equal_counts_from_the_rows(suite, 
 
     assert precomputed == direct
     assert any(o.unexpected_count for o in direct[1])
+
+
+def test_a_batch_measure_equals_the_rules_then_the_uniqueness_of_the_accepted_rows(frame, tmp_path):
+    unique_kind = {
+        "type": "expect_column_values_to_be_unique",
+        "kwargs": {"column": "kind"},
+        "meta": {"name": "kind_unique", "severity": "warn"},
+    }
+    path = tmp_path / "silver.b.json"
+    path.write_text(json.dumps({"name": "silver.b", "expectations": [*EXPECTATIONS, unique_kind]}))
+    suite = quality._parse(path)
+    flagged = flag_rows(frame, suite).withColumn("_bad", F.size(FAILED_DROP) > 0)
+    narrow = flagged.select("_bad", "kind", "op", *quality.rule_results(suite))
+
+    batch = quality.measure_batch(narrow, suite, "_bad", distinct_of="op")
+
+    rows, outcomes, rejected = measure(narrow, suite, count_flag="_bad", precomputed=True)
+    accepted, uniqueness, distinct = quality.measure_uniqueness(
+        narrow.where(~F.col("_bad")), suite, distinct_of="op"
+    )
+    assert (batch.rows, batch.outcomes, batch.rejected) == (rows, outcomes, rejected)
+    assert (batch.accepted, batch.accepted_uniqueness, batch.accepted_distinct) == (
+        accepted,
+        uniqueness,
+        distinct,
+    )
+    assert (rejected, accepted, distinct, uniqueness[0].unexpected_count) == (2, 4, 2, 1)
 
 
 def test_uniqueness_is_measured_on_written_rows(spark, tmp_path):
