@@ -19,6 +19,7 @@ from a catalog or a suite cannot change the expression.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 from pyspark.sql import Column
@@ -32,6 +33,13 @@ def name(*parts: str) -> str:
     if any("${" in part for part in parts):
         raise ValueError(f"{parts}: '${{' in a name would be read as a Spark SQL variable")
     return ".".join("`" + part.replace("`", "``") + "`" for part in parts)
+
+
+def data_type(text: str) -> str:
+    """A Spark type name for `CAST(x AS ...)` (`int`, `array<struct<a:string>>`), checked to be only that."""
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_<>,:]*", text):
+        raise ValueError(f"'{text}' is not a plain Spark type name (letters, digits, _ < > , :)")
+    return text
 
 
 def literal(value: str | int | float | bool | None) -> str:

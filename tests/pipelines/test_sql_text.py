@@ -7,7 +7,7 @@ import math
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.sql_text import any_of, column, literal, literals, name, non_null_strings, when
+from pipelines.sql_text import any_of, column, data_type, literal, literals, name, non_null_strings, when
 
 AWKWARD_TEXTS = [
     "plain",
@@ -104,3 +104,12 @@ def test_a_value_without_a_sql_literal_is_refused():
         name()
     with pytest.raises(ValueError, match="variable"):
         name("p", "${user}")
+
+
+def test_a_data_type_is_a_plain_type_name(spark):
+    nested = "array<struct<type:string,values:array<int>>>"
+    df = spark.range(1).select(column(f"CAST(NULL AS {data_type(nested)})", "v"))
+    assert df.schema["v"].dataType.simpleString() == nested
+    for bad in ["int) OR (true", "string`", "int -- x", "", "${t}", "decimal(10, 2)"]:
+        with pytest.raises(ValueError, match="not a plain Spark type name"):
+            data_type(bad)
