@@ -4,9 +4,10 @@ Casts never fail a job: an uncastable value becomes null and the field's name
 is added to the row's `_errors`, which sends the row to quarantine.
 
 A helper ending in `_text` gives the same expression as Spark SQL text (`pipelines/sql_text.py`)
-over operands that are themselves text, for transforms that build wide plans as text. The Column
-helpers stay for callers that pass Column expressions; `tests/silver/test_common.py` holds the
-two forms equal.
+over operands that are themselves text, for transforms that build wide plans as text. Where every
+caller can pass text the Column helper is a wrapper over it (`epoch_unit`); `deterministic_id`,
+`cast_error` and `epoch_millis_to_timestamp` keep a Column form for their callers that pass Column
+expressions, and `tests/silver/test_common.py` holds the two forms equal.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.jobs import ERRORS_COLUMN
-from pipelines.sql_text import data_type, literal, name, when
+from pipelines.sql_text import column, data_type, literal, name, when
 
 LINEAGE = ("raw", "source_file", "record_index", "ingested_at")
 _SEPARATOR = "\u001f"
@@ -32,11 +33,6 @@ def deterministic_id_text(*parts: str) -> str:
     """`deterministic_id` of SQL text parts (an expression each, not a column name)."""
     cols = [f"CAST(coalesce({part}, {literal(_NULL)}) AS STRING)" for part in parts]
     return f"sha2(concat_ws({literal(_SEPARATOR)}, {', '.join(cols)}), 256)"
-
-
-def canonical_map(column: Column) -> Column:
-    """A map as sorted-entries JSON, so key order in the source never changes an id."""
-    return F.when(column.isNull(), F.lit(None)).otherwise(F.to_json(F.array_sort(F.map_entries(column))))
 
 
 def canonical_map_text(value: str) -> str:
@@ -101,25 +97,9 @@ def epoch_unit_text(value: str) -> str:
     )
 
 
-def epoch_unit(value: Column) -> Column:
-    """'seconds' when an event epoch is too small to be milliseconds, else 'milliseconds' (null if not a number).
-
-    Feeds sometimes send seconds where milliseconds are specified (the DataHub
-    proposal samples do); read as ms they would all fall in January 1970.
-    """
-    number = value.try_cast("long")
-    return (
-        F.when(number.isNull(), F.lit(None))
-        .when(F.abs(number) < SECONDS_BELOW, F.lit("seconds"))
-        .otherwise(F.lit("milliseconds"))
-    )
-
-
-def event_epoch_to_timestamp(value: Column) -> Column:
-    """UTC timestamp of an event epoch in milliseconds, or in seconds when `epoch_unit` says so."""
-    number = value.try_cast("long")
-    millis = F.when(F.abs(number) < SECONDS_BELOW, number * 1000).otherwise(number)
-    return epoch_millis_to_timestamp(millis)
+def epoch_unit(value: str) -> Column:
+    """`epoch_unit_text` of a SQL text value as a Column: `epoch_unit(name("_event", "timestamp"))`."""
+    return column(epoch_unit_text(value))
 
 
 def event_epoch_to_timestamp_text(value: str) -> str:
@@ -127,6 +107,11 @@ def event_epoch_to_timestamp_text(value: str) -> str:
     number = f"try_cast({value} AS BIGINT)"
     millis = f"CASE WHEN {_in_seconds(number)} THEN {number} * {literal(1000)} ELSE {number} END"
     return epoch_millis_to_timestamp_text(millis)
+
+
+def event_epoch_to_timestamp(value: str) -> Column:
+    """`event_epoch_to_timestamp_text` of a SQL text value as a Column."""
+    return column(event_epoch_to_timestamp_text(value))
 
 
 def collect_errors(*checks: Column) -> Column:
@@ -141,10 +126,8 @@ def corrupt_error_text() -> str:
 
 
 def corrupt_error() -> Column:
-    """`bronze_corrupt` for rows bronze could not parse as a JSON object."""
-    return F.when(
-        F.col("is_corrupt"), F.concat(F.lit("bronze_corrupt:"), F.coalesce("corrupt_reason", F.lit("?")))
-    )
+    """`corrupt_error_text` as a Column."""
+    return column(corrupt_error_text())
 
 
 def with_errors(df: DataFrame, *checks: Column) -> DataFrame:

@@ -12,6 +12,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from pipelines.sql_text import column, literal, name
 from silver.common import lineage
 from silver.datahub_catalog import ece_envelope, ece_errors, load_catalog, typed_parameters
 
@@ -37,8 +38,8 @@ def transform(bronze: DataFrame) -> DataFrame:
     candidates = bronze.where(may_be_proposal(catalog.proposal_entity_type))
     envelope = ece_envelope(candidates).where(F.col("is_action_request"))
     typed = typed_parameters(
-        F.col("parameters"),
-        F.col("parameters").getItem("actionRequestType"),
+        name("parameters"),
+        f"{name('parameters')}[{literal('actionRequestType')}]",
         catalog.proposal_type_parameters(),
         always=catalog.proposal_parameters,
     )
@@ -55,9 +56,9 @@ def transform(bronze: DataFrame) -> DataFrame:
         "actor",
         "impersonator",
         "event_version",
-        *[value.alias(name) for name, value in typed.columns.items()],
+        *[column(text, alias) for alias, text in typed.columns.items()],
         "parameters",
-        typed.extra.alias("parameters_extra"),
+        column(typed.extra, "parameters_extra"),
         *lineage(),
         ece_errors(typed).alias(ERRORS_COLUMN),
     )

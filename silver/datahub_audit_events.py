@@ -11,6 +11,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from pipelines.sql_text import name
 from silver.common import (
     collect_errors,
     corrupt_error,
@@ -35,7 +36,7 @@ _SCHEMA = (
 def transform(bronze: DataFrame) -> DataFrame:
     """Type bronze audit rows: snake_case columns, event_time from `timestamp` (ms), `_errors`."""
     parsed = bronze.select("*", F.when(~F.col("is_corrupt"), F.from_json("raw", _SCHEMA)).alias("_event"))
-    event_time = event_epoch_to_timestamp(F.col("_event.timestamp"))
+    event_time = event_epoch_to_timestamp(name("_event", "timestamp"))
     event_id = F.when(
         F.col("is_corrupt"), deterministic_id(F.lit(SOURCE_NAME), F.coalesce("raw", "raw_base64"))
     ).otherwise(
@@ -61,7 +62,7 @@ def transform(bronze: DataFrame) -> DataFrame:
         event_id.alias("event_id"),
         event_time.alias("event_time"),
         F.to_date(event_time).alias("event_date"),
-        epoch_unit(F.col("_event.timestamp")).alias("event_time_unit"),
+        epoch_unit(name("_event", "timestamp")).alias("event_time_unit"),
         F.col("_event.eventType").alias("event_type"),
         F.col("_event.actorUrn").alias("actor"),
         F.col("_event.sourceIP").alias("source_ip"),

@@ -7,28 +7,29 @@ tests all derive from it.
 
     catalog = load_catalog()
     catalog.category_operation_pairs()        # [("APPLICATION", "ADD"), ...]
-    typed = typed_parameters(F.col("parameters"), F.col("category"), catalog.category_parameters())
+    typed = typed_parameters(name("parameters"), name("category"), catalog.category_parameters())
+    [column(text, alias) for alias, text in typed.columns.items()]   # SQL text -> Columns
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
 from pyspark.sql import Column, DataFrame
-from pyspark.sql import functions as F
 
 from pipelines.config import PROJECT_ROOT
+from pipelines.sql_text import coalesce_false, column, data_type, literal, literals, name, when
 from silver.common import (
-    canonical_map,
-    cast_error,
-    corrupt_error,
-    deterministic_id,
-    epoch_unit,
-    event_epoch_to_timestamp,
+    canonical_map_text,
+    cast_error_text,
+    corrupt_error_text,
+    deterministic_id_text,
+    epoch_unit_text,
+    event_epoch_to_timestamp_text,
 )
 
 CATALOG_PATH = PROJECT_ROOT / "conf" / "catalogs" / "datahub_ece.yaml"
@@ -162,72 +163,89 @@ def _check_columns(path: Path, specs: list[ParameterSpec]) -> None:
 
 @dataclass(frozen=True)
 class TypedParameters:
-    """Typed parameter columns (by silver column name), their cast errors and the unlisted keys."""
+    """Spark SQL text (`pipelines/sql_text.py`) of the typed parameter columns (by silver column
+    name), of their cast errors (each a string or null, in key order) and of the unlisted keys."""
 
-    columns: dict[str, Column]
-    errors: list[Column]
-    extra: Column
+    columns: dict[str, str]
+    errors: list[str]
+    extra: str
 
 
 def typed_parameters(
-    parameters: Column,
-    selector: Column,
+    parameters: str,
+    selector: str,
     groups: Mapping[str, tuple[ParameterSpec, ...]],
     always: tuple[ParameterSpec, ...] = (),
 ) -> TypedParameters:
     """Type the keys that `groups[selector]` (plus `always`) lists; the other keys go to `extra`.
 
+    `parameters` (a map<string,string>) and `selector` are SQL text, e.g. `name("category")`.
     A key is typed only where its group applies (a TECHNICAL_SCHEMA `nullable`, not an unknown
     category's), so unknown categories and proposal types keep every key in `extra`, untyped.
+    Text, not Columns: each output column is then one JVM call, not dozens.
     """
-    by_column: dict[str, list[tuple[ParameterSpec, Column]]] = {}
-    errors: list[Column] = []
+    by_column: dict[str, list[tuple[ParameterSpec, str]]] = {}
+    errors: list[str] = []
     for spec in [*always, *(s for group in groups.values() for s in group)]:
         sources = by_column.setdefault(spec.column, [])
         if any(known.key == spec.key for known, _ in sources):
             continue
-        applies = (
-            F.lit(True)
-            if any(a.key == spec.key for a in always)
-            else selector.isin([g for g, group in groups.items() if any(s.key == spec.key for s in group)])
-        )
-        value, error = _typed_value(parameters[spec.key], spec)
-        sources.append((spec, F.when(applies, value)))
-        errors.append(F.when(applies, error))
-    columns = {
-        column: F.coalesce(*[value for _, value in sources]).cast(sources[0][0].spark_type)
-        for column, sources in by_column.items()
-    }
+        typed, error = _typed_value(f"{parameters}[{literal(spec.key)}]", spec)
+        if not any(a.key == spec.key for a in always):
+            listing = [g for g, group in groups.items() if any(s.key == spec.key for s in group)]
+            applies = f"{selector} IN ({literals(listing)})"
+            typed = when(applies, typed)
+            error = None if error is None else when(applies, error)
+        sources.append((spec, typed))
+        if error is not None:
+            errors.append(error)
+    columns = {}
+    for silver_column, sources in by_column.items():
+        values = ", ".join(value for _, value in sources)  # the first key present wins
+        columns[silver_column] = f"CAST(coalesce({values}) AS {data_type(sources[0][0].spark_type)})"
     return TypedParameters(columns, errors, _unlisted(parameters, selector, groups, always))
 
 
-def _typed_value(value: Column, spec: ParameterSpec) -> tuple[Column, Column]:
-    """(typed value or null, `cast:parameters.<key>` when a present value cannot be typed)."""
+def _typed_value(value: str, spec: ParameterSpec) -> tuple[str, str | None]:
+    """(typed value or null, `cast:parameters.<key>` when a present value cannot be typed; None when
+    every value types, as strings do)."""
     field = f"parameters.{spec.key}"
     if spec.json:
-        typed = F.from_json(value, spec.spark_type)
-        return typed, F.when(value.isNotNull() & typed.isNull(), F.lit(f"cast:{field}"))
+        typed = f"from_json({value}, {literal(spec.spark_type)})"
+        return typed, when(f"{value} IS NOT NULL AND {typed} IS NULL", literal(f"cast:{field}"))
     if spec.spark_type == "boolean":
-        text = F.lower(F.trim(value))
-        typed = F.when(text.isin("true", "false"), text == F.lit("true"))
-        return typed, F.when(value.isNotNull() & typed.isNull(), F.lit(f"cast:{field}"))
+        text = f"lower(trim({value}))"
+        typed = when(f"{text} IN ({literals(['true', 'false'])})", f"{text} = {literal('true')}")
+        return typed, when(f"{value} IS NOT NULL AND {typed} IS NULL", literal(f"cast:{field}"))
     if spec.spark_type == "string":
-        return value, F.lit(None).cast("string")
-    return value.try_cast(spec.spark_type), cast_error(value, spec.spark_type, field)
+        return value, None
+    return f"try_cast({value} AS {data_type(spec.spark_type)})", cast_error_text(
+        value, spec.spark_type, field
+    )
 
 
 def _unlisted(
-    parameters: Column,
-    selector: Column,
+    parameters: str,
+    selector: str,
     groups: Mapping[str, tuple[ParameterSpec, ...]],
     always: tuple[ParameterSpec, ...],
-) -> Column:
+) -> str:
+    """The entries of `parameters` whose key neither `always` nor `groups[selector]` lists."""
     common = [s.key for s in always]
-    known = F.array(*[F.lit(k) for k in common]).cast("array<string>")
-    for name, group in groups.items():
-        keys = list(dict.fromkeys([*common, *(s.key for s in group)]))
-        known = F.when(selector == F.lit(name), F.array(*[F.lit(k) for k in keys])).otherwise(known)
-    return F.map_filter(parameters, lambda k, _: ~F.array_contains(known, k))
+    listed = " ".join(
+        f"WHEN {selector} = {literal(group_name)} "
+        f"THEN {_string_array(dict.fromkeys([*common, *(s.key for s in group)]))}"
+        for group_name, group in groups.items()
+    )
+    known = f"CASE {listed} ELSE {_string_array(common)} END" if groups else _string_array(common)
+    keep = f"(_unlisted_key, _unlisted_value) -> NOT array_contains({known}, _unlisted_key)"
+    return f"map_filter({parameters}, {keep})"
+
+
+def _string_array(values: Iterable[str]) -> str:
+    """array<string> literal of `values`."""
+    items = list(values)
+    return f"array({literals(items)})" if items else "CAST(array() AS ARRAY<STRING>)"
 
 
 def ece_envelope(bronze: DataFrame) -> DataFrame:
@@ -238,65 +256,77 @@ def ece_envelope(bronze: DataFrame) -> DataFrame:
     `_envelope_errors`; keeps the bronze columns. Corrupt rows get nulls and a raw-based event_id.
     """
     catalog = load_catalog()
-    record = F.when(~F.col("is_corrupt"), F.from_json("raw", _ENVELOPE_SCHEMA))
-    parsed = bronze.select("*", record.alias("_record")).select(
+    is_corrupt = name("is_corrupt")
+    parsed = bronze.select(
         "*",
-        F.from_json("_record.parameters", "map<string,string>").alias("_parameters"),
-        F.from_json(
-            "_record.auditStamp", _AUDIT_STAMP_SCHEMA, {"columnNameOfCorruptRecord": "_corrupt_record"}
-        ).alias("_stamp"),
-    )
-    stamp_ok = F.col("_stamp._corrupt_record").isNull()
-    time = F.when(stamp_ok, F.col("_stamp.time"))
-    event_time = event_epoch_to_timestamp(time)
-    parameters = F.col("_parameters")
-    event_id = F.when(
-        F.col("is_corrupt"), deterministic_id(F.lit(SOURCE_NAME), F.coalesce("raw", "raw_base64"))
-    ).otherwise(
-        deterministic_id(
-            F.lit(SOURCE_NAME),
-            F.col("_record.entityUrn"),
-            F.col("_record.category"),
-            F.col("_record.operation"),
-            F.col("_record.modifier"),
-            canonical_map(parameters),
-            F.when(stamp_ok, F.col("_stamp.actor")),
-            time,
-        )
-    )
-    return parsed.select(
-        *[F.col(c) for c in bronze.columns],
-        event_id.alias("event_id"),
-        event_time.alias("event_time"),
-        F.to_date(event_time).alias("event_date"),
-        epoch_unit(time).alias("event_time_unit"),
-        F.col("_record.entityUrn").alias("entity_urn"),
-        F.col("_record.entityType").alias("entity_type"),
-        F.col("_record.category").alias("category"),
-        F.col("_record.operation").alias("operation"),
-        F.col("_record.modifier").alias("modifier"),
-        F.when(stamp_ok, F.col("_stamp.actor")).alias("actor"),
-        F.when(stamp_ok, F.col("_stamp.impersonator")).alias("impersonator"),
-        F.col("_record.version").try_cast("int").alias("event_version"),
-        parameters.alias("parameters"),
-        F.coalesce(F.col("_record.entityType") == F.lit(catalog.proposal_entity_type), F.lit(False)).alias(
-            "is_action_request"
+        column(
+            when(f"NOT {is_corrupt}", f"from_json({name('raw')}, {literal(_ENVELOPE_SCHEMA)})"), "_record"
         ),
-        F.array(
-            corrupt_error(),
-            F.when(~stamp_ok, F.lit("cast:auditStamp")),
-            F.when(time.isNotNull() & event_time.isNull(), F.lit("cast:auditStamp.time")),
-            cast_error(F.col("_record.version"), "int", "version"),
-            F.when(F.col("_record.parameters").isNotNull() & parameters.isNull(), F.lit("cast:parameters")),
-        ).alias("_envelope_errors"),
+    ).select(
+        "*",
+        column(f"from_json({name('_record', 'parameters')}, {literal('map<string,string>')})", "_parameters"),
+        column(
+            f"from_json({name('_record', 'auditStamp')}, {literal(_AUDIT_STAMP_SCHEMA)}, "
+            f"map({literals(['columnNameOfCorruptRecord', '_corrupt_record'])}))",
+            "_stamp",
+        ),
+    )
+
+    def record(field: str) -> str:
+        return name("_record", field)
+
+    stamp_ok = f"{name('_stamp', '_corrupt_record')} IS NULL"
+    actor = when(stamp_ok, name("_stamp", "actor"))
+    time = when(stamp_ok, name("_stamp", "time"))
+    event_time = event_epoch_to_timestamp_text(time)
+    parameters = name("_parameters")
+    raw_id = deterministic_id_text(literal(SOURCE_NAME), f"coalesce({name('raw')}, {name('raw_base64')})")
+    record_id = deterministic_id_text(
+        literal(SOURCE_NAME),
+        *[record(field) for field in ("entityUrn", "category", "operation", "modifier")],
+        canonical_map_text(parameters),
+        actor,
+        time,
+    )
+    event_id = f"CASE WHEN {is_corrupt} THEN {raw_id} ELSE {record_id} END"
+    envelope_errors = [
+        corrupt_error_text(),
+        when(f"NOT ({stamp_ok})", literal("cast:auditStamp")),
+        when(f"{time} IS NOT NULL AND {event_time} IS NULL", literal("cast:auditStamp.time")),
+        cast_error_text(record("version"), "int", "version"),
+        when(f"{record('parameters')} IS NOT NULL AND {parameters} IS NULL", literal("cast:parameters")),
+    ]
+    return parsed.select(
+        *bronze.columns,
+        column(event_id, "event_id"),
+        column(event_time, "event_time"),
+        column(f"to_date({event_time})", "event_date"),
+        column(epoch_unit_text(time), "event_time_unit"),
+        column(record("entityUrn"), "entity_urn"),
+        column(record("entityType"), "entity_type"),
+        column(record("category"), "category"),
+        column(record("operation"), "operation"),
+        column(record("modifier"), "modifier"),
+        column(actor, "actor"),
+        column(when(stamp_ok, name("_stamp", "impersonator")), "impersonator"),
+        column(f"try_cast({record('version')} AS INT)", "event_version"),
+        column(parameters, "parameters"),
+        column(
+            coalesce_false(f"{record('entityType')} = {literal(catalog.proposal_entity_type)}"),
+            "is_action_request",
+        ),
+        column(f"array({', '.join(envelope_errors)})", "_envelope_errors"),
     )
 
 
 def ece_errors(typed: TypedParameters) -> Column:
     """A row's `_errors`: the envelope's (corrupt, auditStamp, version, parameters), then the casts."""
-    return F.filter(F.concat(F.col("_envelope_errors"), F.array(*typed.errors)), lambda e: e.isNotNull())
+    casts = f"array({', '.join(typed.errors)})" if typed.errors else "CAST(array() AS ARRAY<STRING>)"
+    return column(
+        f"filter(concat({name('_envelope_errors')}, {casts}), _ece_error -> _ece_error IS NOT NULL)"
+    )
 
 
-def schema_field_parent(entity_urn: Column) -> Column:
+def schema_field_parent_text(entity_urn: str) -> str:
     """The dataset URN of a `urn:li:schemaField:(<dataset urn>,<field path>)`, else null."""
-    return F.nullif(F.regexp_extract(entity_urn, _SCHEMA_FIELD_PARENT, 1), F.lit(""))
+    return f"nullif(regexp_extract({entity_urn}, {literal(_SCHEMA_FIELD_PARENT)}, 1), {literal('')})"

@@ -12,12 +12,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from pipelines.sql_text import column, name
 from silver.common import lineage
 from silver.datahub_catalog import (
     ece_envelope,
     ece_errors,
     load_catalog,
-    schema_field_parent,
+    schema_field_parent_text,
     typed_parameters,
 )
 
@@ -29,9 +30,9 @@ def transform(bronze: DataFrame) -> DataFrame:
     """Type bronze ECE rows: envelope columns, typed parameters, parameters_extra, `_errors`."""
     catalog = load_catalog()
     envelope = ece_envelope(bronze).where(~F.col("is_action_request"))
-    typed = typed_parameters(F.col("parameters"), F.col("category"), catalog.category_parameters())
+    typed = typed_parameters(name("parameters"), name("category"), catalog.category_parameters())
     columns = dict(typed.columns)
-    parent = F.coalesce(schema_field_parent(F.col("entity_urn")), columns.pop(PARENT_COLUMN))
+    parent = f"coalesce({schema_field_parent_text(name('entity_urn'))}, {columns.pop(PARENT_COLUMN)})"
     return envelope.select(
         "event_id",
         "event_time",
@@ -45,10 +46,10 @@ def transform(bronze: DataFrame) -> DataFrame:
         "actor",
         "impersonator",
         "event_version",
-        parent.alias(PARENT_COLUMN),
+        column(parent, PARENT_COLUMN),
         "parameters",
-        typed.extra.alias("parameters_extra"),
-        *[value.alias(name) for name, value in columns.items()],
+        column(typed.extra, "parameters_extra"),
+        *[column(text, alias) for alias, text in columns.items()],
         *lineage(),
         ece_errors(typed).alias(ERRORS_COLUMN),
     )

@@ -11,6 +11,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from pipelines.sql_text import name
 from silver.common import (
     cast_error,
     collect_errors,
@@ -28,11 +29,12 @@ _CHANGE_EVENT = (
     "timestamp string, changeDescription string, incrementalChangeDescription string, "
     "domains string, domain string"
 )
+_EVENT = "_event"  # the parsed ChangeEvent struct
 
 
 def transform(df: DataFrame) -> DataFrame:
     """Bronze OpenMetadata rows -> typed change events (corrupt rows kept, with `_errors`)."""
-    return df.withColumn("_event", F.from_json("raw", _CHANGE_EVENT)).select(*_columns(F.col("_event")))
+    return df.withColumn(_EVENT, F.from_json("raw", _CHANGE_EVENT)).select(*_columns(F.col(_EVENT)))
 
 
 def _reference_name(item: Column) -> Column:
@@ -56,7 +58,7 @@ def _domains(event: Column) -> Column:
 
 
 def _columns(event: Column) -> list[Column]:
-    event_time = event_epoch_to_timestamp(event["timestamp"])
+    event_time = event_epoch_to_timestamp(name(_EVENT, "timestamp"))
     fallback_id = deterministic_id(
         F.lit("openmetadata"),
         event["entityId"],
@@ -86,7 +88,7 @@ def _columns(event: Column) -> list[Column]:
         event_id.alias("event_id"),
         event_time.alias("event_time"),
         F.to_date(event_time).alias("event_date"),
-        epoch_unit(event["timestamp"]).alias("event_time_unit"),
+        epoch_unit(name(_EVENT, "timestamp")).alias("event_time_unit"),
         event["id"].alias("om_event_id"),
         event["eventType"].alias("event_type"),
         event["entityType"].alias("entity_type"),

@@ -12,6 +12,8 @@ from silver.common import (
     deterministic_id_text,
     epoch_millis_to_timestamp,
     epoch_millis_to_timestamp_text,
+    epoch_unit,
+    event_epoch_to_timestamp,
 )
 
 VALUES = [
@@ -52,3 +54,10 @@ def test_text_helpers_match_their_column_twins(spark):
     rows = result.select([F.col(c).cast("string") for c in result.columns]).collect()  # year 1 is no datetime
     for key in pairs:
         assert [r[key] for r in rows] == [r[f"{key}_text"] for r in rows], key
+
+
+def test_event_epochs_in_seconds_or_milliseconds(spark):
+    df = spark.createDataFrame([("1649953100653",), ("1649953100",), ("x",), (None,)], "t string")
+    rows = df.select(event_epoch_to_timestamp(name("t")).alias("at"), epoch_unit(name("t")).alias("unit"))
+    got = [(r["at"] is not None, r["unit"]) for r in rows.collect()]
+    assert got == [(True, "milliseconds"), (True, "seconds"), (False, None), (False, None)]
