@@ -18,10 +18,13 @@ from pyspark.sql import SparkSession
 from pipelines.config import Config
 from pipelines.java import ensure_java
 
-# Settings the delta-rs engine relies on whatever the profile says.
+# Settings the code relies on whatever the profile says: the delta-rs engine (UTC, micro-second
+# timestamps) and the plans built as SQL text, whose string literals escape `\`, `'` and `$`
+# (pipelines/sql_text.py: with escaped literals on, `\u0024` would stay six characters).
 REQUIRED_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    "spark.sql.parser.escapedStringLiterals": "false",
 }
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
 from pyspark.sql import functions as F
 
+from pipelines.config import Config
+from pipelines.spark import get_spark
 from pipelines.sql_text import any_of, column, data_type, literal, literals, name, non_null_strings, when
 
 AWKWARD_TEXTS = [
@@ -113,3 +116,18 @@ def test_a_data_type_is_a_plain_type_name(spark):
     for bad in ["int) OR (true", "string`", "int -- x", "", "${t}", "decimal(10, 2)"]:
         with pytest.raises(ValueError, match="not a plain Spark type name"):
             data_type(bad)
+
+
+def test_the_session_keeps_the_literal_syntax_sql_text_writes_even_when_a_profile_changes_it(spark, config):
+    raw = copy.deepcopy(config.raw)
+    profile = raw["profiles"][raw["profile"]]
+    profile["use_existing_session"] = True  # the running session gets the profile's settings
+    profile.setdefault("spark_conf", {})["spark.sql.parser.escapedStringLiterals"] = "true"
+    before = spark.conf.get("spark.sql.parser.escapedStringLiterals")
+    try:
+        session = get_spark(Config(raw))
+        assert session.conf.get("spark.sql.parser.escapedStringLiterals") == "false"
+        text = "back\\slash, it's ${x}"
+        assert session.range(1).select(column(literal(text), "v")).first()["v"] == text
+    finally:
+        spark.conf.set("spark.sql.parser.escapedStringLiterals", before)
