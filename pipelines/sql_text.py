@@ -81,12 +81,16 @@ def any_of(conditions: Iterable[str]) -> str:
     return " OR ".join(parts) if parts else "false"
 
 
+def strings(values: Iterable[str]) -> str:
+    """array<string> of the values (texts); for none a typed empty array (`array()` has no element type)."""
+    items = list(values)
+    return f"array({', '.join(items)})" if items else "CAST(array() AS ARRAY<STRING>)"
+
+
 def non_null_strings(values: Iterable[str]) -> str:
     """array<string> of the values that are not null (an empty array for none)."""
     items = list(values)
-    if not items:
-        return "CAST(array() AS ARRAY<STRING>)"
-    return f"filter(array({', '.join(items)}), _e -> _e IS NOT NULL)"
+    return f"filter({strings(items)}, _e -> _e IS NOT NULL)" if items else strings(())
 
 
 def column(text: str, alias: str | None = None) -> Column:

@@ -22,7 +22,7 @@ import yaml
 from pyspark.sql import Column, DataFrame
 
 from pipelines.config import PROJECT_ROOT
-from pipelines.sql_text import coalesce_false, column, data_type, literal, literals, name, when
+from pipelines.sql_text import coalesce_false, column, data_type, literal, literals, name, strings, when
 from silver.common import (
     canonical_map_text,
     cast_error_text,
@@ -234,18 +234,17 @@ def _unlisted(
     common = [s.key for s in always]
     listed = " ".join(
         f"WHEN {selector} = {literal(group_name)} "
-        f"THEN {_string_array(dict.fromkeys([*common, *(s.key for s in group)]))}"
+        f"THEN {_key_array(dict.fromkeys([*common, *(s.key for s in group)]))}"
         for group_name, group in groups.items()
     )
-    known = f"CASE {listed} ELSE {_string_array(common)} END" if groups else _string_array(common)
+    known = f"CASE {listed} ELSE {_key_array(common)} END" if groups else _key_array(common)
     keep = f"(_unlisted_key, _unlisted_value) -> NOT array_contains({known}, _unlisted_key)"
     return f"map_filter({parameters}, {keep})"
 
 
-def _string_array(values: Iterable[str]) -> str:
-    """array<string> literal of `values`."""
-    items = list(values)
-    return f"array({literals(items)})" if items else "CAST(array() AS ARRAY<STRING>)"
+def _key_array(keys: Iterable[str]) -> str:
+    """array<string> literal of the keys."""
+    return strings(literal(key) for key in keys)
 
 
 def ece_envelope(bronze: DataFrame) -> DataFrame:
@@ -321,9 +320,8 @@ def ece_envelope(bronze: DataFrame) -> DataFrame:
 
 def ece_errors(typed: TypedParameters) -> Column:
     """A row's `_errors`: the envelope's (corrupt, auditStamp, version, parameters), then the casts."""
-    casts = f"array({', '.join(typed.errors)})" if typed.errors else "CAST(array() AS ARRAY<STRING>)"
     return column(
-        f"filter(concat({name('_envelope_errors')}, {casts}), _ece_error -> _ece_error IS NOT NULL)"
+        f"filter(concat({name('_envelope_errors')}, {strings(typed.errors)}), _ece_error -> _ece_error IS NOT NULL)"
     )
 
 
