@@ -94,6 +94,6 @@ def non_null_strings(values: Iterable[str]) -> str:
 
 
 def column(text: str, alias: str | None = None) -> Column:
-    """The Column of an expression text (one JVM call), aliased when `alias` is given."""
-    expression = F.expr(text)
-    return expression.alias(alias) if alias is not None else expression
+    """The Column of an expression text, aliased when `alias` is given: one JVM call either way
+    (the alias is part of the text, so no second call for `.alias`)."""
+    return F.expr(text if alias is None else f"{text} AS {name(alias)}")

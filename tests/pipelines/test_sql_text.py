@@ -74,6 +74,13 @@ def test_a_name_quotes_odd_field_names(spark):
     assert (row["dotted"], row["quoted"]) == ("x", "y")
 
 
+def test_a_column_takes_odd_aliases_verbatim(spark):
+    aliases = ["a.b", "we`ird", "with space", "ünï", "x AS y"]
+    row = spark.range(1).select(*[column(literal(i), alias) for i, alias in enumerate(aliases)])
+    assert row.columns == aliases
+    assert list(row.first()) == list(range(len(aliases)))
+
+
 def test_in_lists_when_and_null_safe_or(spark):
     df = spark.createDataFrame([("a",), ("it's",), ("z",), (None,)], "v string")
     v = name("v")
