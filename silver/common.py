@@ -5,8 +5,8 @@ is added to the row's `_errors`, which sends the row to quarantine.
 
 A helper ending in `_text` gives the same expression as Spark SQL text (`pipelines/sql_text.py`)
 over operands that are themselves text, for transforms that build wide plans as text. Where every
-caller can pass text the Column helper is a wrapper over it (`epoch_unit`); `deterministic_id`,
-`cast_error` and `epoch_millis_to_timestamp` keep a Column form for their callers that pass Column
+caller can pass text the Column helper is a wrapper over it (`epoch_unit`, `epoch_millis_to_timestamp`);
+`deterministic_id` and `cast_error` keep a Column form for their callers that pass Column
 expressions, and `tests/silver/test_common.py` holds the two forms equal.
 """
 
@@ -60,19 +60,19 @@ def cast_error_text(value: str, to: str, field: str) -> str:
 _MIN_MILLIS, _MAX_MILLIS = -62135596800000, 253402300799999  # 0001-01-01 .. 9999-12-31 UTC
 
 
-def epoch_millis_to_timestamp(value: Column) -> Column:
-    """UTC timestamp from epoch milliseconds given as number or numeric string.
+def epoch_millis_to_timestamp_text(value: str) -> str:
+    """UTC timestamp from epoch milliseconds given as number or numeric string (SQL text).
 
     Null (not a job-killing DATETIME_OVERFLOW) when the number is outside Spark's timestamp range.
     """
-    millis = value.try_cast("long")
-    return F.when(millis.between(_MIN_MILLIS, _MAX_MILLIS), F.timestamp_millis(millis))
-
-
-def epoch_millis_to_timestamp_text(value: str) -> str:
-    """`epoch_millis_to_timestamp` as SQL text (see pipelines/sql_text.py), for plans built as text."""
     millis = f"try_cast({value} AS BIGINT)"
     return f"CASE WHEN {millis} BETWEEN {_MIN_MILLIS}L AND {_MAX_MILLIS}L THEN timestamp_millis({millis}) END"
+
+
+def epoch_millis_to_timestamp(value: str) -> Column:
+    """`epoch_millis_to_timestamp_text` of a SQL text value as a Column:
+    `epoch_millis_to_timestamp(name("_data", "createTime"))`."""
+    return column(epoch_millis_to_timestamp_text(value))
 
 
 SECONDS_BELOW = 100_000_000_000  # 1e11: as ms that is March 1973, as seconds the year 5138

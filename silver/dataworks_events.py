@@ -14,6 +14,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from pipelines.sql_text import name
 from silver import dataworks_catalog as catalog
 from silver.common import (
     cast_error,
@@ -91,7 +92,7 @@ def _columns(eventbridge: Column) -> list[Column]:
     raw_time = _env("time", eventbridge)
     payload_time = F.coalesce(
         *[
-            epoch_millis_to_timestamp(data[f])
+            epoch_millis_to_timestamp(name("_data", f))
             for f in ("operationTime", "timestamp", "modifyTime", "createTime")
         ]
     )

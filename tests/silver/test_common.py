@@ -11,7 +11,6 @@ from silver.common import (
     deterministic_id,
     deterministic_id_text,
     epoch_millis_to_timestamp,
-    epoch_millis_to_timestamp_text,
     epoch_unit,
     event_epoch_to_timestamp,
 )
@@ -44,7 +43,6 @@ def test_text_helpers_match_their_column_twins(spark):
         "id": (deterministic_id(F.lit("s"), "v", F.col("w")), deterministic_id_text("'s'", v, name("w"))),
         "cast_int": (cast_error(F.col("v"), "int", "f.v"), cast_error_text(v, "int", "f.v")),
         "cast_long": (cast_error(F.col("v"), "long", "v"), cast_error_text(v, "long", "v")),
-        "millis": (epoch_millis_to_timestamp(F.col("v")), epoch_millis_to_timestamp_text(v)),
     }
     columns = [c for key, (col, text) in pairs.items() for c in (col.alias(key), column(text, f"{key}_text"))]
     result = df.select(*columns)
@@ -54,6 +52,23 @@ def test_text_helpers_match_their_column_twins(spark):
     rows = result.select([F.col(c).cast("string") for c in result.columns]).collect()  # year 1 is no datetime
     for key in pairs:
         assert [r[key] for r in rows] == [r[f"{key}_text"] for r in rows], key
+
+
+def test_epoch_millis_are_utc_timestamps_and_null_outside_sparks_range(spark):
+    values = ["0", "1649953100653", "-62135596800000", "253402300799999", "253402300800000", "x", None]
+    df = spark.createDataFrame([(v,) for v in values], "v string")
+    got = [
+        r["at"] for r in df.select(epoch_millis_to_timestamp(name("v")).cast("string").alias("at")).collect()
+    ]
+    assert got == [
+        "1970-01-01 00:00:00",
+        "2022-04-14 16:18:20.653",
+        "0001-01-01 00:00:00",
+        "9999-12-31 23:59:59.999",
+        None,
+        None,
+        None,
+    ]
 
 
 def test_event_epochs_in_seconds_or_milliseconds(spark):
