@@ -15,11 +15,13 @@ background thread and keeps the peaks per task.
 from __future__ import annotations
 
 import contextlib
+import os
 import resource
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 MB = 1024 * 1024
 
@@ -73,6 +75,49 @@ def _proc_status_mb(pid: int | str, field_name: str) -> float | None:
     except OSError:
         return None
     return None
+
+
+JIT_THREADS = ("C1 CompilerThre", "C2 CompilerThre")  # HotSpot's compiler threads, as /proc cuts their names
+
+
+@dataclass(frozen=True)
+class CpuSeconds:
+    """CPU seconds the JVM has used so far: all of it, and its JIT compiler threads' share."""
+
+    jvm: float
+    jit: float
+
+    def __sub__(self, earlier: CpuSeconds) -> CpuSeconds:
+        return CpuSeconds(self.jvm - earlier.jvm, self.jit - earlier.jit)
+
+
+def _stat_cpu_seconds(path: str) -> float:
+    """utime + stime of a /proc `stat` file (the name before them may hold spaces and parentheses)."""
+    with open(path, encoding="ascii") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def jvm_cpu_seconds(pid: int | None) -> CpuSeconds | None:
+    """The JVM's CPU seconds from /proc (None off Linux or for a remote JVM).
+
+    Why: on a small machine HotSpot's JIT compiler threads take a core's worth of CPU through
+    a whole run (Spark's own code plus the classes it generates per plan), CPU the tasks do
+    not get; the benchmark prints that share. A compiler thread that has exited takes its
+    seconds with it, so the JIT figure is a lower bound.
+    """
+    if pid is None:
+        return None
+    try:
+        total = _stat_cpu_seconds(f"/proc/{pid}/stat")
+        jit = 0.0
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(OSError):  # a thread may end between the listing and the read
+                if (task / "comm").read_text(encoding="utf-8").strip().startswith(JIT_THREADS):
+                    jit += _stat_cpu_seconds(str(task / "stat"))
+    except OSError:
+        return None
+    return CpuSeconds(total, jit)
 
 
 class MemorySampler:

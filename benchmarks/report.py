@@ -98,6 +98,7 @@ def summary_lines(r: dict) -> list[str]:
         f"spark jobs / stages       {full['spark_jobs']:>8} / {full['spark_stages']} (full), "
         f"{incr['spark_jobs']} / {incr['spark_stages']} (incremental)",
         f"driver memory             {r['driver_memory_mb']:8} MB = peak of JVM RSS + Python RSS during the Spark runs",
+        *_cpu_lines(full, incr, r["machine"]["cpus"]),
     ]
     for phase in ("full", "incremental", "duckdb"):
         peaks = mem["per_phase"].get(phase)
@@ -119,6 +120,19 @@ def summary_lines(r: dict) -> list[str]:
         f"PySpark {m['pyspark']}, deltalake {m.get('deltalake')}, DuckDB {m['duckdb']}"
     )
     return lines
+
+
+def _cpu_lines(full: dict, incr: dict, cpus: int) -> list[str]:
+    """The JVM's CPU during each run and its JIT compiler threads' share (absent off Linux)."""
+    if full.get("jvm_cpu_s") is None:
+        return []
+    parts = []
+    for name, run in (("full", full), ("incremental", incr)):
+        jvm, jit = run.get("jvm_cpu_s"), run.get("jit_cpu_s")
+        if jvm:
+            parts.append(f"{name} {jvm:.1f} s, of which JIT {jit:.1f} s ({jit / jvm:.0%})")
+    label = f"JVM CPU ({cpus} CPUs)"
+    return [f"{label:<26}" + "; ".join(parts) + " (JIT: HotSpot compiling Spark and the code it generates)"]
 
 
 def _duckdb_lines(d: dict | None) -> list[str]:

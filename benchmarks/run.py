@@ -32,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchmarks.instrument import Instrumentation, MemorySampler, TaskTiming
+from benchmarks.instrument import CpuSeconds, Instrumentation, MemorySampler, TaskTiming, jvm_cpu_seconds
 from benchmarks.report import report, scaling_table, target_table
 from benchmarks.targets import evaluate_targets, per_event
 from benchmarks.workload import add_increment, generate_landing, landing_stats, restrict_graph
@@ -61,6 +61,7 @@ class Phase:
     pipeline_s: float = 0.0  # run_pipeline's own clock (graph, lock, every task)
     tasks: list[TaskTiming] = field(default_factory=list)
     error: str | None = None  # the runner's one-line reason when a task failed: figures are partial
+    cpu: CpuSeconds | None = None  # the JVM's CPU seconds during the run (None off Linux)
 
     def total(self, attribute: str, layer: str | None = None) -> float:
         return sum(getattr(t, attribute) for t in self.tasks if layer is None or t.layer == layer)
@@ -87,6 +88,7 @@ def run_phase(instrumentation: Instrumentation, config, graph, store, name: str,
     instrumentation.phase = name
     instrumentation.sampler.switch(name)
     phase = Phase(name, events)
+    cpu_before = jvm_cpu_seconds(instrumentation.sampler.jvm_pid)
     started = time.monotonic()
     try:
         phase.pipeline_s = run_pipeline(config, graph=graph, spark=instrumentation.spark).seconds
@@ -94,6 +96,9 @@ def run_phase(instrumentation: Instrumentation, config, graph, store, name: str,
         phase.error = str(exc)
         phase.pipeline_s = time.monotonic() - started
     phase.wall_s = time.monotonic() - started
+    cpu_after = jvm_cpu_seconds(instrumentation.sampler.jvm_pid)
+    if cpu_before is not None and cpu_after is not None:
+        phase.cpu = cpu_after - cpu_before
     order = {task.key: i for i, task in enumerate(graph.ordered())}  # parallel tasks end in any order
     phase.tasks = sorted(instrumentation.for_phase(name), key=lambda t: order.get(t.key, len(order)))
     for task in phase.tasks:
@@ -124,6 +129,8 @@ def phase_figures(phase: Phase, memory: dict[str, float]) -> dict:
         "write_s": round(phase.total("write_s"), 2),
         "spark_jobs": int(phase.total("jobs")),
         "spark_stages": int(phase.total("stages")),
+        "jvm_cpu_s": round(phase.cpu.jvm, 2) if phase.cpu else None,
+        "jit_cpu_s": round(phase.cpu.jit, 2) if phase.cpu else None,
         "driver_mb": round(memory.get("driver_rss_mb", 0)),
         "comparable_s": round(phase.seconds_of(COMPARABLE_TABLES), 2),
         "tasks": [

@@ -18,6 +18,7 @@ import pytest
 
 from benchmarks import run as bench
 from benchmarks.duckdb_reference import run_reference
+from benchmarks.instrument import jvm_cpu_seconds
 from benchmarks.report import report
 from benchmarks.targets import evaluate_targets
 from benchmarks.workload import add_increment, generate_landing, restrict_graph
@@ -110,6 +111,27 @@ def test_incremental_run_is_reported_on_the_new_files_only(printed):
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="the JVM's CPU is read from /proc (Linux)")
+def test_each_run_reports_the_jvms_cpu_and_its_jit_share(printed):
+    figures, _workdir, text, _code = printed
+    for phase in ("full", "incremental"):
+        run = figures[phase]
+        assert 0 < run["jit_cpu_s"] < run["jvm_cpu_s"]
+    assert "of which JIT" in text
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="the JVM's CPU is read from /proc (Linux)")
+def test_jvm_cpu_seconds_counts_the_compiler_threads_and_grows_with_work(spark):
+    pid = int(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid())
+    before = jvm_cpu_seconds(pid)
+    spark.range(3_000_000).selectExpr("sum(id * 7 % 13)").collect()
+    spent = jvm_cpu_seconds(pid) - before
+    assert before.jit > 0  # a running Spark has compiled something already
+    assert before.jit < before.jvm and spent.jvm > 0 and spent.jit >= 0
+    assert jvm_cpu_seconds(None) is None
+
+
 def test_rows_written_reconcile_with_the_warehouse(printed, spark):
     figures, workdir, _text, _code = printed
     full, incremental = _tasks(figures, "full"), _tasks(figures, "incremental")
@@ -266,8 +288,8 @@ def test_report_prints_every_figure_without_spark():
         "landing": {"files": 4, "mb": 0.1},
         "generate_s": 0.1,
         "spark_startup_s": 1.0,
-        "full": _phase("full", 100),
-        "incremental": _phase("incremental", 1) | {"folder": "incr-1"},
+        "full": _phase("full", 100) | {"jvm_cpu_s": 120.0, "jit_cpu_s": 30.0},
+        "incremental": _phase("incremental", 1) | {"folder": "incr-1", "jvm_cpu_s": 10.0, "jit_cpu_s": 5.0},
         "incremental_share_of_full": 1.0,
         "dq_share_of_pipeline": 0.07,
         "memory": {"per_phase": {"full": peaks}, "heap_max_mb": 4096, "jvm_heap_pool_peaks_mb": 1000}
@@ -284,3 +306,4 @@ def test_report_prints_every_figure_without_spark():
     text = out.getvalue()
     assert "silver_a" in text and "= runner outside tasks" in text and "spark / duckdb" in text
     assert "tag_timeline.current: 5 rows, equal" in text
+    assert "full 120.0 s, of which JIT 30.0 s (25%); incremental 10.0 s, of which JIT 5.0 s (50%)" in text
