@@ -111,7 +111,6 @@ def test_incremental_run_is_reported_on_the_new_files_only(printed):
 
 
 @pytest.mark.slow
-@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="the JVM's CPU is read from /proc (Linux)")
 def test_each_run_reports_the_jvms_cpu_and_its_jit_share(printed):
     figures, _workdir, text, _code = printed
@@ -132,6 +131,7 @@ def test_jvm_cpu_seconds_counts_the_compiler_threads_and_grows_with_work(spark):
     assert jvm_cpu_seconds(None) is None
 
 
+@pytest.mark.slow
 def test_rows_written_reconcile_with_the_warehouse(printed, spark):
     figures, workdir, _text, _code = printed
     full, incremental = _tasks(figures, "full"), _tasks(figures, "incremental")
