@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 
 from pyspark.sql import DataFrame, SparkSession
@@ -121,9 +122,15 @@ def set_differences(expected: set, actual: set, limit: int = 5) -> str:
     return "\n".join(lines)
 
 
+_JOB_GROUPS = itertools.count()
+
+
 def spark_jobs(spark: SparkSession, action) -> tuple[object, int]:
-    """`action()`'s result and how many Spark jobs it started (for "fewer jobs" checks)."""
-    group = f"count-{id(action)}"
+    """`action()`'s result and how many Spark jobs it started (for "fewer jobs" checks).
+
+    Each call gets its own job group: a group named after `id(action)` was reused when a freed
+    lambda's address came back, and the second count then included the first one's jobs."""
+    group = f"count-{next(_JOB_GROUPS)}"
     spark.sparkContext.setJobGroup(group, "counted")
     try:
         result = action()
