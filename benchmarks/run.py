@@ -5,7 +5,8 @@ One run generates N events, runs the job graph from an empty warehouse
 (Spark start-up included), adds ~1% new events in new files and runs again
 incrementally; after each run the DuckDB reference does the core DataHub work
 on the same files, timed in the same process, and is cross-checked against
-the gold timelines. `--sizes` runs each size in its own process (clean memory
+the gold timelines. Last, a second increment of the same size is run in a new
+process, as a scheduled `lakehouse run` would (`benchmarks.new_process`). `--sizes` runs each size in its own process (clean memory
 peaks, cold start each time) and reports how the time per event grows.
 
 Nothing in `pipelines/` is edited: see `benchmarks.instrument`. The output is
@@ -141,6 +142,31 @@ def phase_figures(phase: Phase, memory: dict[str, float]) -> dict:
     }
 
 
+def run_new_process(bench: Bench, events: int, seed: int, conf: str | None, tasks: list[str] | None) -> dict:
+    """A second increment, run by `benchmarks.new_process` in a fresh interpreter and JVM, as a
+    scheduled `lakehouse run` does: its wall time includes Python, Spark's start-up and a cold JIT."""
+    increment, folder = add_increment(bench.landing, events, seed)
+    command = [sys.executable, "-m", "benchmarks.new_process"]
+    command += ["--warehouse", str(bench.config.warehouse), "--landing", str(bench.landing)]
+    if conf:
+        command += ["--conf", str(Path(conf).resolve())]
+    if tasks:
+        command += ["--tasks", ",".join(tasks)]
+    bench.sampler.switch("new_process")  # the benchmark's own JVM idles meanwhile; not a run's peak
+    started = time.monotonic()
+    from pipelines.config import PROJECT_ROOT
+
+    child = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT_ROOT, check=False)
+    wall = time.monotonic() - started
+    lines = [line for line in child.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        tail = (child.stderr or child.stdout).strip().splitlines()[-3:]
+        figures = {"error": f"exit {child.returncode}: {' / '.join(tail)}", "tasks": []}
+    else:
+        figures = json.loads(lines[-1])
+    return figures | {"events": sum(increment.values()), "folder": folder, "wall_s": round(wall, 2)}
+
+
 # -- the DuckDB reference -----------------------------------------------------------------------
 
 
@@ -247,9 +273,13 @@ class Bench:
         return self.workdir / "landing"
 
 
-def _full_and_incremental(bench: Bench, events: int, fraction: float, seed: int, reference: bool) -> dict:
-    """The full run, the reference on its data, the increment, the incremental run, the reference again."""
+def _full_and_incremental(
+    bench: Bench, events: int, fraction: float, seed: int, reference: bool, new_process: dict | None
+) -> dict:
+    """The full run, the reference on its data, the increment, the incremental run, the reference
+    again; with `new_process` ({"conf", "tasks"}) a second increment run in a new process."""
     references: dict[str, dict | None] = {"full": None, "after_increment": None}
+    cold = None
     full = run_phase(bench.instrumentation, bench.config, bench.graph, bench.store, "full", events)
     if reference:
         bench.sampler.switch("duckdb")
@@ -272,7 +302,15 @@ def _full_and_incremental(bench: Bench, events: int, fraction: float, seed: int,
             references["after_increment"] = run_reference_checked(
                 bench.landing, bench.workdir / "duckdb-incr", bench.store, incremental
             )
-    return {"full": full, "incremental": incremental, "folder": folder, "references": references}
+        if new_process is not None and incremental.error is None:
+            cold = run_new_process(bench, incremental.events, seed + 2, **new_process)
+    return {
+        "full": full,
+        "incremental": incremental,
+        "folder": folder,
+        "references": references,
+        "new_process": cold,
+    }
 
 
 def run_size(
@@ -285,12 +323,15 @@ def run_size(
     reference: bool = True,
     tasks: list[str] | None = None,
     conf: str | None = None,
+    new_process: bool = True,
 ) -> dict:
     """Everything for one size; returns the figures (see `benchmarks.report` for their meaning).
 
     Pass `spark` to reuse a session (tests): start-up then counts as zero and the
     session is left running. `tasks` restricts the graph to those tasks and their upstream;
     `conf` is a configuration file merged over the defaults, as `lakehouse --conf` takes.
+    `new_process`: after the incremental run, one more increment of the same size run in a
+    new process (`benchmarks.new_process`).
     """
     from pipelines.config import load_config
     from pipelines.graph import load_graph
@@ -321,7 +362,8 @@ def run_size(
     sampler.start()
     try:
         with instrumentation.active():
-            runs = _full_and_incremental(bench, sum(generated.values()), fraction, seed, reference)
+            second = {"conf": conf, "tasks": tasks} if new_process else None
+            runs = _full_and_incremental(bench, sum(generated.values()), fraction, seed, reference, second)
     finally:
         memory = sampler.stop(PHASES)
         if own_session:
@@ -334,6 +376,7 @@ def run_size(
         "incremental": phase_figures(incremental, memory["per_phase"]["incremental"])
         | {"folder": runs["folder"]},
         "incremental_share_of_full": round(incremental.wall_s / full.wall_s, 4) if full.wall_s else None,
+        "new_process_incremental": runs["new_process"],
         "dq_share_of_pipeline": round(full_figures["dq_s"] / full.pipeline_s, 4) if full.pipeline_s else None,
         "parallel_tasks": config.section("run")["parallel_tasks"],
         "dq_split": dq_split and not instrumentation.missing,
@@ -397,6 +440,7 @@ def _single(args: argparse.Namespace, spark=None) -> dict:
             reference=args.duckdb,
             tasks=args.tasks,
             conf=args.conf,
+            new_process=args.new_process,
         )
     finally:
         if temporary:
@@ -428,6 +472,8 @@ def _child_command(args: argparse.Namespace, events: int) -> list[str]:
         command.append("--no-dq-split")
     if not args.duckdb:
         command.append("--no-duckdb")
+    if not args.new_process:
+        command.append("--no-new-process")
     return command
 
 
@@ -489,6 +535,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--no-dq-split", dest="dq_split", action="store_false", help="no DQ timing wrappers")
     parser.add_argument("--no-duckdb", dest="duckdb", action="store_false", help="skip the DuckDB reference")
+    parser.add_argument(
+        "--no-new-process",
+        dest="new_process",
+        action="store_false",
+        help="skip the second increment run in a new process (as a scheduled lakehouse run)",
+    )
     return parser.parse_args(argv)
 
 
@@ -497,8 +549,8 @@ def failures(figures: dict) -> list[str]:
     return [
         f"{r['events']} {phase}: {r[phase]['error']}"
         for r in figures.get("sizes", [figures])
-        for phase in ("full", "incremental")
-        if r[phase]["error"]
+        for phase in ("full", "incremental", "new_process_incremental")
+        if (r.get(phase) or {}).get("error")
     ]
 
 

@@ -55,7 +55,8 @@ def evaluate_targets(results: list[dict]) -> list[Target]:
             one_m and one_m["incremental"]["wall_s"],
             lambda v: v <= 10 and incr_share < 0.10 and completed[1_000_000],
             ("" if one_m else f"{at_largest} {largest['incremental']['wall_s']:.1f} s;")
-            + f" {incr_share:.1%} of full",
+            + f" {incr_share:.1%} of full"
+            + _new_process_note(one_m or largest),
         ),
         _check(
             "growth per event 1M -> 4M",
@@ -75,6 +76,13 @@ def evaluate_targets(results: list[dict]) -> list[Target]:
             "JVM + Python RSS peak" if four_m else f"{at_largest} {largest['driver_memory_mb']} MB",
         ),
     ]
+
+
+def _new_process_note(result: dict) -> str:
+    cold = result.get("new_process_incremental")
+    if not cold or cold.get("error"):
+        return ""
+    return f"; in a new process {cold['wall_s']:.1f} s"
 
 
 def per_event(result: dict) -> float:

@@ -76,6 +76,8 @@ def test_sizes_pass_the_conf_file_to_each_size():
     args = bench.parse_args(["--sizes", "1000,2000", "--conf", "bench.yaml"])
     command = bench._child_command(args, 1000)
     assert command[command.index("--conf") + 1] == str(Path("bench.yaml").resolve())
+    assert "--no-new-process" not in command
+    assert "--no-new-process" in bench._child_command(bench.parse_args(["--no-new-process"]), 1000)
 
 
 @pytest.mark.slow
@@ -111,6 +113,29 @@ def test_incremental_run_is_reported_on_the_new_files_only(printed):
 
 
 @pytest.mark.slow
+def test_a_second_increment_runs_in_a_new_process_and_is_reported(printed):
+    """What a scheduled `lakehouse run` waits for: the same size of increment, a fresh interpreter and JVM."""
+    figures, _workdir, text, _code = printed
+    cold, warm = figures["new_process_incremental"], figures["incremental"]
+    assert cold["error"] is None and cold["folder"] == "incr-2" and cold["events"] == warm["events"]
+    assert [t["key"] for t in cold["tasks"]] == list(_tasks(figures, "incremental"))
+    assert all(t["status"] == "SUCCESS" for t in cold["tasks"])
+    assert all(t["rows_out"] > 0 for t in cold["tasks"] if t["layer"] == "bronze")
+    # its own clock: Spark started (not the test's shared session) and the run took time
+    assert cold["startup_s"] > 0 and cold["pipeline_s"] > 0
+    assert cold["wall_s"] >= cold["startup_s"] + cold["pipeline_s"]
+    assert f"incremental, new process  {cold['wall_s']:8.2f} s" in text
+    assert f"in a new process {cold['wall_s']:.1f} s" in text  # the incremental target's note
+
+
+def test_a_failed_new_process_run_fails_the_benchmark():
+    figures = {"events": 10, "full": {"error": None}, "incremental": {"error": None}}
+    assert bench.failures(figures) == []
+    figures["new_process_incremental"] = {"error": "exit 1: boom"}
+    assert bench.failures(figures) == ["10 new_process_incremental: exit 1: boom"]
+
+
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="the JVM's CPU is read from /proc (Linux)")
 def test_each_run_reports_the_jvms_cpu_and_its_jit_share(printed):
     figures, _workdir, text, _code = printed
@@ -133,18 +158,21 @@ def test_jvm_cpu_seconds_counts_the_compiler_threads_and_grows_with_work(spark):
 
 @pytest.mark.slow
 def test_rows_written_reconcile_with_the_warehouse(printed, spark):
+    """Full, warm incremental and new-process runs: each table's rows are what the runs wrote."""
     figures, workdir, _text, _code = printed
     full, incremental = _tasks(figures, "full"), _tasks(figures, "incremental")
+    cold = {t["key"]: t for t in figures["new_process_incremental"]["tasks"]}
     store = open_store(spark, workdir / "warehouse", "delta-rs")
     for key, task in full.items():
         assert task["table_rows"] == task["rows_out"] > 0, key  # from an empty warehouse
     for key, task in incremental.items():
         counted = store.read(task["table"]).count()
-        assert task["table_rows"] == counted, key
+        assert cold[key]["table_rows"] == counted, key
         if task["layer"] in APPEND_ONLY:
-            assert counted == full[key]["rows_out"] + task["rows_out"], key
+            assert task["table_rows"] == full[key]["rows_out"] + task["rows_out"], key
+            assert counted == task["table_rows"] + cold[key]["rows_out"], key
         else:  # gold replaces the touched groups: the rows rebuilt are part of the table
-            assert 0 < task["rows_out"] <= counted, key
+            assert 0 < task["rows_out"] <= task["table_rows"], key
 
 
 @pytest.mark.slow
@@ -291,6 +319,8 @@ def test_report_prints_every_figure_without_spark():
         "full": _phase("full", 100) | {"jvm_cpu_s": 120.0, "jit_cpu_s": 30.0},
         "incremental": _phase("incremental", 1) | {"folder": "incr-1", "jvm_cpu_s": 10.0, "jit_cpu_s": 5.0},
         "incremental_share_of_full": 1.0,
+        "new_process_incremental": {"wall_s": 12.5, "events": 1, "folder": "incr-2", "startup_s": 4.0}
+        | {"pipeline_s": 8.0, "error": None},
         "dq_share_of_pipeline": 0.07,
         "memory": {"per_phase": {"full": peaks}, "heap_max_mb": 4096, "jvm_heap_pool_peaks_mb": 1000}
         | {"jvm_rss_hwm_mb": 1300, "python_maxrss_spark_full_mb": 310, "python_maxrss_mb": 400},
@@ -307,3 +337,6 @@ def test_report_prints_every_figure_without_spark():
     assert "silver_a" in text and "= runner outside tasks" in text and "spark / duckdb" in text
     assert "tag_timeline.current: 5 rows, equal" in text
     assert "full 120.0 s, of which JIT 30.0 s (25%); incremental 10.0 s, of which JIT 5.0 s (50%)" in text
+    assert (
+        "incremental, new process     12.50 s  (1 events in incr-2/; Python + Spark start-up 4.00 s" in text
+    )

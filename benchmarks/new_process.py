@@ -1,0 +1,77 @@
+"""`python -m benchmarks.new_process`: one pipeline run in a fresh interpreter and JVM, timed from inside.
+
+Why: a scheduled `lakehouse run` (cron, a Databricks job on a new cluster) starts a new
+process every time and pays Python's imports, Spark's start-up and the JIT compiler's
+warm-up again. The benchmark's own incremental run reuses the warm session of its full
+run, so it cannot show that cost; `benchmarks.run` starts this module for a second
+increment and reports both.
+
+Prints the task log, then one JSON line: start-up and pipeline seconds, and per task its
+status, rows written and table rows afterwards (so the rows reconcile with the warehouse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+STARTED = time.monotonic()  # the interpreter and this module are up; imports of Spark follow
+
+
+def _csv(text: str) -> list[str]:
+    return [part for part in text.split(",") if part]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.new_process", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("--warehouse", required=True)
+    parser.add_argument("--landing", required=True)
+    parser.add_argument("--conf", help="configuration file merged over conf/lakehouse.yaml")
+    parser.add_argument("--tasks", type=_csv, help="only these task keys and their upstream")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the graph once; exit 1 (with the reason in the JSON line) when a task failed."""
+    from benchmarks.workload import restrict_graph
+    from pipelines.config import load_config
+    from pipelines.graph import load_graph
+    from pipelines.runner import RunFailed, run_pipeline
+    from pipelines.spark import get_spark
+    from pipelines.store import open_store
+
+    args = parse_args(argv)
+    config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)
+    graph = restrict_graph(load_graph(), args.tasks) if args.tasks else load_graph()
+    spark = get_spark(config)
+    ready = time.monotonic()
+    figures: dict = {"startup_s": round(ready - STARTED, 2), "error": None, "tasks": []}
+    try:
+        summary = run_pipeline(config, graph=graph, spark=spark)
+        figures["pipeline_s"] = round(summary.seconds, 2)
+        store = open_store(spark, config.warehouse, config.engine)
+        for task in graph.ordered():
+            result, table = summary.results.get(task.key), task.job(config).table
+            figures["tasks"].append(
+                {
+                    "key": task.key,
+                    "layer": task.layer,
+                    "status": result.status if result else "NOT RUN",
+                    "rows_out": result.rows_out if result else 0,
+                    "table_rows": store.count_added_since(table, None) if store.exists(table) else 0,
+                }
+            )
+    except RunFailed as exc:
+        figures["error"] = str(exc)
+        figures["pipeline_s"] = round(time.monotonic() - ready, 2)
+    finally:
+        spark.stop()
+    print(json.dumps(figures), flush=True)
+    return 1 if figures["error"] else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
