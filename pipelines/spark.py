@@ -13,10 +13,15 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pyspark import SparkContext
+from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
+from pipelines.class_archive import finish_recording_at_exit, for_session
 from pipelines.config import Config
 from pipelines.java import ensure_java
+
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 # Settings the code relies on whatever the profile says: the delta-rs engine (UTC, micro-second
 # timestamps) and the plans built as SQL text, whose string literals escape `\`, `'` and `$`
@@ -29,7 +34,10 @@ REQUIRED_CONF = {
 
 
 def get_spark(config: Config) -> SparkSession:
-    """The active session when the profile says so, else a new local/cluster one."""
+    """The active session when the profile says so, else a new local/cluster one.
+
+    A new local JVM maps the class archive an earlier run recorded, or records one as it
+    exits (`pipelines.class_archive`; the profile's `class_archive`, `off` to disable)."""
     profile = config.profile
     spark_conf = {**profile.get("spark_conf", {}), **REQUIRED_CONF}
     if profile.get("use_existing_session"):
@@ -41,8 +49,27 @@ def get_spark(config: Config) -> SparkSession:
                 logging.getLogger(__name__).debug("cannot set %s on the running session", key)
         return spark
 
-    ensure_java()
+    java_home = ensure_java()
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+    running = SparkContext._active_spark_context is not None  # its JVM started already: no options apply
+    archive = None if running else for_session(profile.get("class_archive"), java_home, spark_conf)
+    if archive is None:
+        return _new_session(config, spark_conf)
+    options, recording = archive.options()
+    try:
+        spark = _new_session(config, spark_conf, options)
+    except PySparkRuntimeError:
+        if recording is not None:
+            raise
+        archive.discard()  # HotSpot aborts on a damaged archive: start once more without it
+        return _new_session(config, spark_conf)
+    if recording is not None:
+        finish_recording_at_exit(spark, archive, recording)
+    return spark
+
+
+def _new_session(config: Config, spark_conf: dict, java_options: str = "") -> SparkSession:
+    profile = config.profile
     builder = SparkSession.builder.appName(profile.get("app_name", "catalog-lakehouse"))
     if profile.get("master"):
         builder = builder.master(profile["master"])
@@ -50,7 +77,11 @@ def get_spark(config: Config) -> SparkSession:
         builder = builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension").config(
             "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
         )
-    for key, value in spark_conf.items():
+    settings = dict(spark_conf)
+    if java_options:
+        own = str(settings.get(JAVA_OPTIONS, "")).strip()
+        settings[JAVA_OPTIONS] = f"{own} {java_options}".strip()
+    for key, value in settings.items():
         builder = builder.config(key, str(value))
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
