@@ -6,8 +6,10 @@ warm-up again. The benchmark's own incremental run reuses the warm session of it
 run, so it cannot show that cost; `benchmarks.run` starts this module for a second
 increment and reports both.
 
-Prints the task log, then one JSON line: start-up and pipeline seconds, and per task its
-status, rows written and table rows afterwards (so the rows reconcile with the warehouse).
+Prints the task log, then one JSON line: start-up and pipeline seconds, whether the JVM
+mapped a class archive, and per task its status, rows written and table rows afterwards
+(so the rows reconcile with the warehouse). A JVM that records the archive writes it after
+that line, as it exits: the parent stops its clock at the line.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def class_archive_use(spark) -> str:
+    """`mapped`, `recording` or `off`: whether this JVM started from a class archive
+    (`pipelines.class_archive`), read from its own command line."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    arguments = " ".join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    if "-XX:SharedArchiveFile=" in arguments:
+        return "mapped"
+    return "recording" if "-XX:ArchiveClassesAtExit=" in arguments else "off"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the graph once; exit 1 (with the reason in the JSON line) when a task failed."""
     from benchmarks.workload import restrict_graph
@@ -49,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     spark = get_spark(config)
     ready = time.monotonic()
     figures: dict = {"startup_s": round(ready - STARTED, 2), "error": None, "tasks": []}
+    figures["class_archive"] = class_archive_use(spark)
     try:
         summary = run_pipeline(config, graph=graph, spark=spark)
         figures["pipeline_s"] = round(summary.seconds, 2)

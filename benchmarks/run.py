@@ -152,18 +152,24 @@ def run_new_process(bench: Bench, events: int, seed: int, conf: str | None, task
         command += ["--conf", str(Path(conf).resolve())]
     if tasks:
         command += ["--tasks", ",".join(tasks)]
-    bench.sampler.switch("new_process")  # the benchmark's own JVM idles meanwhile; not a run's peak
-    started = time.monotonic()
     from pipelines.config import PROJECT_ROOT
 
-    child = subprocess.run(command, capture_output=True, text=True, cwd=PROJECT_ROOT, check=False)
-    wall = time.monotonic() - started
-    lines = [line for line in child.stdout.splitlines() if line.startswith("{")]
-    if not lines:
-        tail = (child.stderr or child.stdout).strip().splitlines()[-3:]
-        figures = {"error": f"exit {child.returncode}: {' / '.join(tail)}", "tasks": []}
+    bench.sampler.switch("new_process")  # the benchmark's own JVM idles meanwhile; not a run's peak
+    started, wall, result, output = time.monotonic(), None, None, []
+    with subprocess.Popen(
+        command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    ) as child:
+        assert child.stdout is not None
+        for line in child.stdout:
+            output.append(line)
+            if line.startswith("{"):  # the run is done; a JVM recording its class archive exits later
+                wall, result = time.monotonic() - started, line
+    if result is None:
+        tail = " / ".join(line.strip() for line in output[-3:])
+        figures = {"error": f"exit {child.returncode}: {tail}", "tasks": []}
     else:
-        figures = json.loads(lines[-1])
+        figures = json.loads(result)
+    wall = time.monotonic() - started if wall is None else wall
     return figures | {"events": sum(increment.values()), "folder": folder, "wall_s": round(wall, 2)}
 
 
