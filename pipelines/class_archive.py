@@ -83,10 +83,14 @@ def archive_folder(setting: object) -> Path | None:
 
 
 def for_session(setting: object, java_home: str, spark_conf: dict) -> ClassArchive | None:
-    """The archive for this JDK and these settings, or None when off or the user manages CDS."""
+    """The archive for this JDK and these settings, or None when off, when the user manages CDS,
+    off POSIX (the JVM is told to exit by closing its stdin, which Windows' PySpark does not use)
+    or when the folder's path has blanks (Java options are split on them)."""
     folder = archive_folder(setting)
     options = str(spark_conf.get("spark.driver.extraJavaOptions", ""))
     if folder is None or any(flag in options for flag in USER_CDS_FLAGS):
+        return None
+    if os.name != "posix" or any(c.isspace() for c in str(folder)):
         return None
     return ClassArchive(folder / f"spark-{_digest(java_home, spark_conf)}.jsa")
 

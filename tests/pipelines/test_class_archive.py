@@ -45,6 +45,8 @@ def test_the_archive_name_follows_the_jdk_and_the_settings_that_shape_it(monkeyp
     assert for_session("auto", java_home, conf | {"spark.jars": "extra.jar"}) != archive  # classpath
     user_managed = conf | {"spark.driver.extraJavaOptions": "-XX:SharedArchiveFile=/x.jsa"}
     assert for_session("auto", java_home, user_managed) is None
+    monkeypatch.setenv(ENV, str(tmp_path / "with blank"))  # Java options are split on blanks
+    assert for_session("auto", java_home, conf) is None
 
 
 def test_a_missing_archive_is_recorded_a_present_one_mapped_a_failed_jdk_left_alone(tmp_path):
