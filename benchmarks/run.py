@@ -6,8 +6,9 @@ One run generates N events, runs the job graph from an empty warehouse
 incrementally; after each run the DuckDB reference does the core DataHub work
 on the same files, timed in the same process, and is cross-checked against
 the gold timelines. Last, a second increment of the same size is run in a new
-process, as a scheduled `lakehouse run` would (`benchmarks.new_process`). `--sizes` runs each size in its own process (clean memory
-peaks, cold start each time) and reports how the time per event grows.
+process, as a scheduled `lakehouse run` would (`benchmarks.new_process`).
+`--sizes` runs each size in its own process (clean memory peaks, cold start
+each time) and reports how the time per event grows.
 
 Nothing in `pipelines/` is edited: see `benchmarks.instrument`. The output is
 an aligned text report (`benchmarks.report`) and, last, one JSON line with
