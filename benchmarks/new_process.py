@@ -21,18 +21,16 @@ import time
 STARTED = time.monotonic()  # the interpreter and this module are up; imports of Spark follow
 
 
-def _csv(text: str) -> list[str]:
-    return [part for part in text.split(",") if part]
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    from benchmarks.workload import comma_list
+
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.new_process", description=__doc__.splitlines()[0]
     )
     parser.add_argument("--warehouse", required=True)
     parser.add_argument("--landing", required=True)
     parser.add_argument("--conf", help="configuration file merged over conf/lakehouse.yaml")
-    parser.add_argument("--tasks", type=_csv, help="only these task keys and their upstream")
+    parser.add_argument("--tasks", type=comma_list, help="only these task keys and their upstream")
     return parser.parse_args(argv)
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 from benchmarks.instrument import CpuSeconds, Instrumentation, MemorySampler, TaskTiming, jvm_cpu_seconds
 from benchmarks.report import report, scaling_table, target_table
 from benchmarks.targets import evaluate_targets, per_event
-from benchmarks.workload import add_increment, generate_landing, landing_stats, restrict_graph
+from benchmarks.workload import add_increment, comma_list, generate_landing, landing_stats, restrict_graph
 
 DEFAULT_EVENTS = 250_000
 COMPARABLE_TABLES = (  # the part of the pipeline the DuckDB reference also does
@@ -517,10 +517,6 @@ def _sizes(args: argparse.Namespace) -> dict:
     }
 
 
-def _csv(text: str) -> list[str]:
-    return [part for part in text.split(",") if part]
-
-
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=DEFAULT_EVENTS, help="events of the full run")
@@ -532,10 +528,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--workdir", help="keep landing, warehouse and outputs under DIR/events-<N> (default: temp)"
     )
     parser.add_argument(
-        "--sizes", type=lambda s: [int(x) for x in _csv(s)], help="e.g. 250000,1000000 (one process each)"
+        "--sizes",
+        type=lambda s: [int(x) for x in comma_list(s)],
+        help="e.g. 250000,1000000 (one process each)",
     )
     parser.add_argument(
-        "--tasks", type=_csv, help="only these task keys and their upstream, e.g. gold_tag_timeline"
+        "--tasks", type=comma_list, help="only these task keys and their upstream, e.g. gold_tag_timeline"
     )
     parser.add_argument(
         "--conf", help="configuration file merged over conf/lakehouse.yaml (as lakehouse --conf)"

@@ -71,3 +71,8 @@ def restrict_graph(graph: JobGraph, keys: list[str]) -> JobGraph:
             wanted.add(key)
             pending.extend(by_key[key].depends_on)
     return dataclasses.replace(graph, tasks=tuple(t for t in graph.tasks if t.key in wanted))
+
+
+def comma_list(text: str) -> list[str]:
+    """`a,b,,c` -> ["a", "b", "c"]: the `--tasks` and `--sizes` arguments."""
+    return [part for part in text.split(",") if part]
