@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 OFF = ("off", "false", "no", "none")
 # CDS logs a warning per class it cannot archive (hundreds for Spark): not the user's concern
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -36,7 +37,7 @@ LAYOUT_CONF = (
     "spark.jars.packages",
     "spark.driver.extraClassPath",
     "spark.driver.memory",
-    "spark.driver.extraJavaOptions",
+    JAVA_OPTIONS,
 )
 STALE_SECONDS = 600  # a recording nobody has written to for this long was left by a killed process
 ENV = "LAKEHOUSE_CLASS_ARCHIVE"  # overrides the profile's `class_archive` (e.g. `off` on a host)
@@ -87,7 +88,7 @@ def for_session(setting: object, java_home: str, spark_conf: dict) -> ClassArchi
     off POSIX (the JVM is told to exit by closing its stdin, which Windows' PySpark does not use)
     or when the folder's path has blanks (Java options are split on them)."""
     folder = archive_folder(setting)
-    options = str(spark_conf.get("spark.driver.extraJavaOptions", ""))
+    options = str(spark_conf.get(JAVA_OPTIONS, ""))
     if folder is None or any(flag in options for flag in USER_CDS_FLAGS):
         return None
     if os.name != "posix" or any(c.isspace() for c in str(folder)):

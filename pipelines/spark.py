@@ -17,11 +17,9 @@ from pyspark import SparkContext
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
-from pipelines.class_archive import finish_recording_at_exit, for_session
+from pipelines.class_archive import JAVA_OPTIONS, finish_recording_at_exit, for_session
 from pipelines.config import Config
 from pipelines.java import ensure_java
-
-JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 
 # Settings the code relies on whatever the profile says: the delta-rs engine (UTC, micro-second
 # timestamps) and the plans built as SQL text, whose string literals escape `\`, `'` and `$`
