@@ -20,10 +20,19 @@ import resource
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 MB = 1024 * 1024
+
+
+def covered_seconds(spans: list[tuple[float, float]]) -> float:
+    """Seconds covered by at least one (start, end) span: overlapping spans count once."""
+    covered, reached = 0.0, float("-inf")
+    for start, end in sorted(spans):
+        covered += max(0.0, end - max(start, reached))
+        reached = max(reached, end)
+    return covered
 
 
 @dataclass
@@ -45,6 +54,8 @@ class TaskTiming:
     table_rows: int = 0  # rows in the task's table once the run is over (from Delta file statistics)
     jobs: int = 0
     stages: int = 0
+    spark_s: float = 0.0  # seconds while one of the task's Spark jobs ran; the rest is the driver's own work
+    job_ids: list[int] = field(default_factory=list, repr=False)  # to time the jobs once the run is over
     driver_mb: float = 0.0  # peak JVM RSS + Python RSS while the task ran
     heap_mb: float = 0.0  # peak JVM heap used while the task ran
     typing_s: float = 0.0  # silver: reading bronze, typing and flagging rows (the cached frame)
@@ -224,6 +235,20 @@ class MemorySampler:
         }
 
 
+def _job_span(status, job_id: int, spans: dict[int, tuple[float, float]]) -> bool:
+    """Put job `job_id`'s (submitted, completed) seconds into `spans`; False while it has no end yet
+    (or the store no longer holds it: `spark.ui.retainedJobs` keeps the latest 1,000)."""
+    try:
+        job = status.job(job_id)
+    except Exception:  # py4j: NoSuchElementException for a job the store dropped or has not seen
+        return False
+    submitted, completed = job.submissionTime(), job.completionTime()
+    if not (submitted.isDefined() and completed.isDefined()):
+        return False
+    spans[job_id] = (submitted.get().getTime() / 1000, completed.get().getTime() / 1000)
+    return True
+
+
 class Instrumentation:
     """Wraps the runner's `_run_task` and the silver executor's DQ steps with timers while active.
 
@@ -326,8 +351,29 @@ class Instrumentation:
         tracker = self.spark.sparkContext.statusTracker()
         ids = tracker.getJobIdsForGroup(group)
         timing.jobs = len(ids)
+        timing.job_ids = list(ids)
         infos = [tracker.getJobInfo(i) for i in ids]
         timing.stages = sum(len(info.stageIds) for info in infos if info is not None)
+
+    def time_spark_jobs(self, tasks: list[TaskTiming], wait_s: float = 5.0) -> list[int]:
+        """Set each task's `spark_s` from its jobs' submission and completion times, kept by
+        Spark's status store (it runs without the UI). Called once the run is over, outside
+        any task's clock: the store is filled by Spark's listener bus, which may lag a job's
+        end by a few milliseconds, so jobs without a completion time are asked again for up
+        to `wait_s`. Returns the ids of jobs that had no times even then (their task's
+        `spark_s` leaves them out)."""
+        status = self.spark.sparkContext._jsc.sc().statusStore()  # type: ignore[attr-defined]
+        spans: dict[int, tuple[float, float]] = {}
+        waiting = sorted({i for task in tasks for i in task.job_ids})
+        deadline = time.monotonic() + wait_s
+        while waiting:
+            waiting = [i for i in waiting if not _job_span(status, i, spans)]
+            if not waiting or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        for task in tasks:
+            task.spark_s = covered_seconds([spans[i] for i in task.job_ids if i in spans])
+        return waiting
 
     def _wrap_timer(self, attribute: str, bookkeeping: bool = False) -> Callable:
         """Add the call's seconds to the current task's `attribute` (writes inside bookkeeping excepted)."""

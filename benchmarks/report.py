@@ -50,6 +50,7 @@ def stage_table(phase: dict) -> str:
                 _rate(rows_in, t["seconds"]),
                 f"{t['dq_s']:.2f}" if t["layer"] == "silver" else "",
                 f"{t['write_s']:.2f}",
+                f"{t.get('spark_s', 0.0):.2f}",
                 f"{t['driver_mb']:,.0f}",
                 t["jobs"],
             )
@@ -70,12 +71,13 @@ def stage_table(phase: dict) -> str:
             _rate(phase["events"], phase["pipeline_s"]),
             f"{phase['dq_s']:.2f}",
             f"{phase['write_s']:.2f}",
+            f"{phase.get('spark_jobs_s', 0.0):.2f}",
             f"{phase['driver_mb']:,}",
             phase["spark_jobs"],
         )
     )
-    header = "stage|s|share|status|rows in|written|table rows|in rows/s|DQ s|write s|driver MB|jobs"
-    return _table(header.split("|"), rows, "<>><>>>>>>>>")
+    header = "stage|s|share|status|rows in|written|table rows|in rows/s|DQ s|write s|Spark s|driver MB|jobs"
+    return _table(header.split("|"), rows, "<>><>>>>>>>>>")
 
 
 def summary_lines(r: dict) -> list[str]:
@@ -98,6 +100,7 @@ def summary_lines(r: dict) -> list[str]:
         f"{incr['tasks_s']:.2f} s (incremental); layer lines are such spans, task shares their own seconds",
         f"spark jobs / stages       {full['spark_jobs']:>8} / {full['spark_stages']} (full), "
         f"{incr['spark_jobs']} / {incr['spark_stages']} (incremental)",
+        *_spark_share_lines(full, incr),
         f"driver memory             {r['driver_memory_mb']:8} MB = peak of JVM RSS + Python RSS during the Spark runs",
         *_cpu_lines(full, incr, r["machine"]["cpus"]),
     ]
@@ -133,6 +136,23 @@ def _new_process_lines(cold: dict | None) -> list[str]:
         f"incremental, new process  {cold['wall_s']:8.2f} s  ({cold['events']:,} events in {cold['folder']}/; "
         f"Python + Spark start-up {cold['startup_s']:.2f} s, pipeline {cold['pipeline_s']:.2f} s, "
         f"class archive {cold.get('class_archive', 'off')}: a scheduled lakehouse run, cold JIT)"
+    ]
+
+
+def _spark_share_lines(full: dict, incr: dict) -> list[str]:
+    """How much of the task time Spark jobs ran; the rest is the driver's (absent in older results)."""
+    if "spark_jobs_s" not in full:
+        return []
+
+    def share(phase: dict) -> str:
+        tasks = phase["task_seconds_sum"] or 1.0
+        return f"{phase['spark_jobs_s']:.2f} of {phase['task_seconds_sum']:.2f} s ({phase['spark_jobs_s'] / tasks:.0%})"
+
+    untimed = full.get("untimed_jobs", 0) + incr.get("untimed_jobs", 0)
+    return [
+        f"in Spark jobs             full {share(full)}, incremental {share(incr)} of the task seconds; "
+        "the rest is the driver: building and analysing plans, Python, delta-rs commits"
+        + (f" ({untimed} jobs without times left out)" if untimed else "")
     ]
 
 

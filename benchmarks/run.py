@@ -34,7 +34,14 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from benchmarks.instrument import CpuSeconds, Instrumentation, MemorySampler, TaskTiming, jvm_cpu_seconds
+from benchmarks.instrument import (
+    CpuSeconds,
+    Instrumentation,
+    MemorySampler,
+    TaskTiming,
+    covered_seconds,
+    jvm_cpu_seconds,
+)
 from benchmarks.report import report, scaling_table, target_table
 from benchmarks.targets import evaluate_targets, per_event
 from benchmarks.workload import add_increment, comma_list, generate_landing, landing_stats, restrict_graph
@@ -64,20 +71,16 @@ class Phase:
     tasks: list[TaskTiming] = field(default_factory=list)
     error: str | None = None  # the runner's one-line reason when a task failed: figures are partial
     cpu: CpuSeconds | None = None  # the JVM's CPU seconds during the run (None off Linux)
+    untimed_jobs: int = 0  # jobs Spark's status store had no times for (their seconds are not in spark_s)
 
     def total(self, attribute: str, layer: str | None = None) -> float:
         return sum(getattr(t, attribute) for t in self.tasks if layer is None or t.layer == layer)
 
     def running_s(self, layer: str | None = None) -> float:
         """Seconds during which at least one task (of `layer`) ran: the wall time of parallel tasks."""
-        spans = sorted(
-            (t.started, t.started + t.seconds) for t in self.tasks if layer is None or t.layer == layer
+        return covered_seconds(
+            [(t.started, t.started + t.seconds) for t in self.tasks if layer is None or t.layer == layer]
         )
-        covered, reached = 0.0, float("-inf")
-        for start, end in spans:
-            covered += max(0.0, end - max(start, reached))
-            reached = max(reached, end)
-        return covered
 
     def seconds_of(self, tables: tuple[str, ...]) -> float:
         return sum(t.seconds for t in self.tasks if t.table in tables)
@@ -103,6 +106,7 @@ def run_phase(instrumentation: Instrumentation, config, graph, store, name: str,
         phase.cpu = cpu_after - cpu_before
     order = {task.key: i for i, task in enumerate(graph.ordered())}  # parallel tasks end in any order
     phase.tasks = sorted(instrumentation.for_phase(name), key=lambda t: order.get(t.key, len(order)))
+    phase.untimed_jobs = len(instrumentation.time_spark_jobs(phase.tasks))
     for task in phase.tasks:
         task.table_rows = store.count_added_since(task.table, None) if store.exists(task.table) else 0
     return phase
@@ -131,12 +135,18 @@ def phase_figures(phase: Phase, memory: dict[str, float]) -> dict:
         "write_s": round(phase.total("write_s"), 2),
         "spark_jobs": int(phase.total("jobs")),
         "spark_stages": int(phase.total("stages")),
+        "spark_jobs_s": round(phase.total("spark_s"), 2),
+        "untimed_jobs": phase.untimed_jobs,
         "jvm_cpu_s": round(phase.cpu.jvm, 2) if phase.cpu else None,
         "jit_cpu_s": round(phase.cpu.jit, 2) if phase.cpu else None,
         "driver_mb": round(memory.get("driver_rss_mb", 0)),
         "comparable_s": round(phase.seconds_of(COMPARABLE_TABLES), 2),
         "tasks": [
-            {k: (round(v, 3) if isinstance(v, float) else v) for k, v in asdict(t).items() if k != "phase"}
+            {
+                k: (round(v, 3) if isinstance(v, float) else v)
+                for k, v in asdict(t).items()
+                if k not in ("phase", "job_ids")
+            }
             | {"dq_s": round(t.dq_s, 3)}
             for t in phase.tasks
         ],

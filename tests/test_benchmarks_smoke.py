@@ -12,13 +12,14 @@ import contextlib
 import io
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from benchmarks import run as bench
 from benchmarks.duckdb_reference import run_reference
-from benchmarks.instrument import jvm_cpu_seconds
+from benchmarks.instrument import Instrumentation, MemorySampler, TaskTiming, jvm_cpu_seconds
 from benchmarks.report import report
 from benchmarks.targets import evaluate_targets
 from benchmarks.workload import add_increment, generate_landing, restrict_graph
@@ -157,6 +158,41 @@ def test_jvm_cpu_seconds_counts_the_compiler_threads_and_grows_with_work(spark):
 
 
 @pytest.mark.slow
+def test_each_task_reports_the_seconds_its_spark_jobs_ran(printed):
+    """Spark's share of a task: positive when it ran jobs, never more than the task's own seconds."""
+    figures, _workdir, text, _code = printed
+    for phase in ("full", "incremental"):
+        run = figures[phase]
+        assert run["untimed_jobs"] == 0
+        for task in run["tasks"]:
+            assert 0 < task["spark_s"] <= task["seconds"] + 0.01, (phase, task["key"])
+        assert run["spark_jobs_s"] == pytest.approx(sum(t["spark_s"] for t in run["tasks"]), abs=0.01)
+        assert run["spark_jobs_s"] < run["task_seconds_sum"]
+    assert "in Spark jobs             full " in text
+
+
+def test_spark_job_seconds_come_from_the_status_store_and_overlaps_count_once(spark):
+    instrumentation = Instrumentation(spark, MemorySampler(spark))
+    tracker = spark.sparkContext.statusTracker()
+    spark.sparkContext.setJobGroup("bench-test-spark-seconds", "two jobs")
+    try:
+        started = time.monotonic()
+        spark.range(200_000).selectExpr("sum(id % 7)").collect()
+        spark.range(100_000).repartition(3).selectExpr("count(*)").collect()
+        elapsed = time.monotonic() - started
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    ids = list(tracker.getJobIdsForGroup("bench-test-spark-seconds"))
+    both = TaskTiming("full", "both", "t.both", "silver", job_ids=ids)
+    twice = TaskTiming("full", "twice", "t.twice", "silver", job_ids=ids + ids)
+    unknown = TaskTiming("full", "unknown", "t.unknown", "gold", job_ids=[10**9])
+    assert instrumentation.time_spark_jobs([both, twice, unknown], wait_s=0.2) == [10**9]
+    assert len(ids) >= 2 and 0 < both.spark_s <= elapsed + 0.01
+    assert twice.spark_s == both.spark_s  # a job counted twice covers the same seconds
+    assert unknown.spark_s == 0.0
+
+
+@pytest.mark.slow
 def test_rows_written_reconcile_with_the_warehouse(printed, spark):
     """Full, warm incremental and new-process runs: each table's rows are what the runs wrote."""
     figures, workdir, _text, _code = printed
@@ -280,6 +316,7 @@ def _phase(name: str, events: int) -> dict:
         bench.TaskTiming(name, "silver_a", "silver.a", "silver", "SUCCESS", 3.0, 100, 98, 97, dq_rules_s=0.4),
         bench.TaskTiming(name, "gold_a", "gold.a", "gold", "SKIPPED", 0.5, jobs=2, stages=3, write_s=0.1),
     ]
+    tasks[1].spark_s, tasks[2].spark_s = 1.5, 0.25
     for task, started in zip(tasks, (0.0, 2.0, 5.0), strict=True):
         task.started = started
     phase = bench.Phase(name, events, wall_s=7.0, pipeline_s=6.0, tasks=tasks)
@@ -336,6 +373,7 @@ def test_report_prints_every_figure_without_spark():
     text = out.getvalue()
     assert "silver_a" in text and "= runner outside tasks" in text and "spark / duckdb" in text
     assert "tag_timeline.current: 5 rows, equal" in text
+    assert "in Spark jobs             full 1.75 of 5.50 s (32%), incremental 1.75 of 5.50 s (32%)" in text
     assert "full 120.0 s, of which JIT 30.0 s (25%); incremental 10.0 s, of which JIT 5.0 s (50%)" in text
     assert (
         "incremental, new process     12.50 s  (1 events in incr-2/; Python + Spark start-up 4.00 s" in text
