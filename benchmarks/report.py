@@ -50,7 +50,7 @@ def stage_table(phase: dict) -> str:
                 _rate(rows_in, t["seconds"]),
                 f"{t['dq_s']:.2f}" if t["layer"] == "silver" else "",
                 f"{t['write_s']:.2f}",
-                f"{t.get('spark_s', 0.0):.2f}",
+                f"{t['spark_s']:.2f}",
                 f"{t['driver_mb']:,.0f}",
                 t["jobs"],
             )
@@ -71,7 +71,7 @@ def stage_table(phase: dict) -> str:
             _rate(phase["events"], phase["pipeline_s"]),
             f"{phase['dq_s']:.2f}",
             f"{phase['write_s']:.2f}",
-            f"{phase.get('spark_jobs_s', 0.0):.2f}",
+            f"{phase['spark_jobs_s']:.2f}",
             f"{phase['driver_mb']:,}",
             phase["spark_jobs"],
         )
@@ -140,15 +140,13 @@ def _new_process_lines(cold: dict | None) -> list[str]:
 
 
 def _spark_share_lines(full: dict, incr: dict) -> list[str]:
-    """How much of the task time Spark jobs ran; the rest is the driver's (absent in older results)."""
-    if "spark_jobs_s" not in full:
-        return []
+    """How much of the task time Spark jobs ran; the rest is the driver's."""
 
     def share(phase: dict) -> str:
         tasks = phase["task_seconds_sum"] or 1.0
         return f"{phase['spark_jobs_s']:.2f} of {phase['task_seconds_sum']:.2f} s ({phase['spark_jobs_s'] / tasks:.0%})"
 
-    untimed = full.get("untimed_jobs", 0) + incr.get("untimed_jobs", 0)
+    untimed = full["untimed_jobs"] + incr["untimed_jobs"]
     return [
         f"in Spark jobs             full {share(full)}, incremental {share(incr)} of the task seconds; "
         "the rest is the driver: building and analysing plans, Python, delta-rs commits"
