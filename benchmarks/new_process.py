@@ -37,11 +37,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def class_archive_use(spark) -> str:
     """`mapped`, `recording` or `off`: whether this JVM started from a class archive
     (`pipelines.class_archive`), read from its own command line."""
+    from pipelines.class_archive import MAP_OPTION, RECORD_OPTION
+
     jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
     arguments = " ".join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-    if "-XX:SharedArchiveFile=" in arguments:
+    if MAP_OPTION in arguments:
         return "mapped"
-    return "recording" if "-XX:ArchiveClassesAtExit=" in arguments else "off"
+    return "recording" if RECORD_OPTION in arguments else "off"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+MAP_OPTION = "-XX:SharedArchiveFile="  # HotSpot maps the archive named after it
+RECORD_OPTION = "-XX:ArchiveClassesAtExit="  # HotSpot writes the archive named after it at exit
 OFF = ("off", "false", "no", "none")
 # CDS logs a warning per class it cannot archive (hundreds for Spark): not the user's concern
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
@@ -57,13 +59,13 @@ class ClassArchive:
         """The JVM options to add, and the temporary file being recorded (None: mapping or nothing)."""
         if self.path.is_file():
             error_file = self.path.parent / "hs_err_pid%p.log"  # a damaged archive aborts the JVM
-            return f"-XX:SharedArchiveFile={self.path} -XX:ErrorFile={error_file} {QUIET}", None
+            return f"{MAP_OPTION}{self.path} -XX:ErrorFile={error_file} {QUIET}", None
         if self.failed_marker.exists():
             return "", None
         self.path.parent.mkdir(parents=True, exist_ok=True)
         _remove_stale_recordings(self.path.parent)
         recording = self.path.parent / f"{self.path.name}.{uuid.uuid4().hex[:8]}.tmp"
-        return f"-XX:ArchiveClassesAtExit={recording} {QUIET}", recording
+        return f"{RECORD_OPTION}{recording} {QUIET}", recording
 
     def discard(self) -> None:
         """Forget an archive the JVM could not start with."""
