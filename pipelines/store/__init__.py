@@ -25,12 +25,12 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
-from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
+from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
 from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
 
 LAYERS = ("bronze", "silver", "gold", "ops")
 
-__all__ = ["TableStore", "open_store", "ConcurrentWriteError", "make_engine"]
+__all__ = ["TableStore", "open_store", "Compaction", "ConcurrentWriteError", "make_engine"]
 
 _WRITE_LOCKS: dict[str, threading.RLock] = {}
 _WRITE_LOCKS_GUARD = threading.Lock()
@@ -214,6 +214,23 @@ class TableStore:
                     if (child / "_delta_log").is_dir():
                         found.append(f"{layer}.{child.name}")
         return found
+
+    @property
+    def compacts(self) -> bool:
+        """Whether this store's engine can compact tables (`compact`)."""
+        return self.engine.supports_compaction
+
+    def compactable_files(self, name: str, target_bytes: int) -> int:
+        """Data files of `name` smaller than `target_bytes` that a compaction would merge
+        (those in partitions holding two or more of them); read from the snapshot, no data."""
+        return self.engine.compactable_files(self.path(name), target_bytes)
+
+    def compact(self, name: str, target_bytes: int) -> Compaction:
+        """Merge the table's small files into files of about `target_bytes`, atomically. The data,
+        its versions' answers and every incremental reader's view stay the same: the commit adds
+        no rows (`dataChange: false`), so `read_added_since` never returns the rewritten rows."""
+        with _writing(self.path(name)):
+            return self.engine.compact(self.path(name), target_bytes)
 
     def vacuum(self, name: str, retention_hours: float, dry_run: bool = False) -> list[str]:
         """Delete files no version within the retention references (and crashed writes' leftovers)."""

@@ -11,11 +11,13 @@ import json
 import os
 import shutil
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as pads
 from deltalake import CommitProperties, DeltaTable, write_deltalake
 from deltalake import Schema as DeltaSchema
@@ -35,7 +37,7 @@ from pipelines.store.arrow_rows import (
     value_sets,
 )
 from pipelines.store.delta_log import commit_actions, data_file_path
-from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
+from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
 from pipelines.store.parquet_files import publish_staged_files, staging_dir, temporary_dir
 from pipelines.store.snapshots import LatestSnapshots
 
@@ -340,6 +342,33 @@ class DeltaRsEngine(Engine):
     def _live_files(table: DeltaTable) -> list[dict[str, Any]]:
         """The snapshot's add actions (path as logged, size_bytes, partition values)."""
         return pa.table(table.get_add_actions(flatten=False)).to_pylist()
+
+    # -- maintenance ------------------------------------------------------
+    supports_compaction = True
+
+    def compactable_files(self, path: str, target_bytes: int) -> int:
+        """From the snapshot's add actions: no data file is opened."""
+        table = self._table(path)
+        if table is None:
+            return 0
+        files = pa.table(table.get_add_actions(flatten=True))
+        partitions = [name for name in files.column_names if name.startswith("partition.")]
+        small = files.filter(pc.less(files["size_bytes"], target_bytes)).select(partitions)
+        per_partition = Counter(zip(*(small[name].to_pylist() for name in partitions), strict=True))
+        if not partitions:
+            per_partition = Counter({(): small.num_rows})
+        return sum(count for count in per_partition.values() if count > 1)
+
+    def compact(self, path: str, target_bytes: int) -> Compaction:
+        """delta-rs' own `optimize.compact`: it bins the small files of each partition, rewrites
+        them in file order and commits removes and adds with `dataChange: false`."""
+        table = self._table(path)
+        if table is None:
+            raise FileNotFoundError(f"no Delta table at {path}")
+        metrics = table.optimize.compact(
+            target_size=target_bytes, commit_properties=CommitProperties(max_commit_retries=COMMIT_RETRIES)
+        )
+        return Compaction(files_removed=metrics["numFilesRemoved"], files_added=metrics["numFilesAdded"])
 
     def merge(self, df, path, keys, delete_flag, metadata) -> None:
         table = self._table(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -16,6 +17,14 @@ METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON 
 
 class ConcurrentWriteError(RuntimeError):
     """Another writer committed a conflicting change; the operation was not applied."""
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What one compaction did: data files removed (merged) and added (their replacements)."""
+
+    files_removed: int
+    files_added: int
 
 
 class Engine(ABC):
@@ -78,6 +87,18 @@ class Engine(ABC):
         except OSError:
             return False
         return True
+
+    supports_compaction = False
+
+    def compactable_files(self, path: str, target_bytes: int) -> int:
+        """How many data files `compact` would merge: those smaller than `target_bytes` in a
+        partition holding at least two of them (0 where the engine does not compact)."""
+        return 0
+
+    def compact(self, path: str, target_bytes: int) -> Compaction:
+        """Merge the small files into files of about `target_bytes`, in one commit that changes
+        no data (`dataChange: false`), so incremental readers see no new rows."""
+        raise NotImplementedError(f"the {self.name} engine does not compact tables")
 
     def count_added_since(self, path: str, version: int | None) -> int:
         """Rows in files added after `version` (all rows when None); engines may use file statistics."""

@@ -372,6 +372,38 @@ def test_files_rewritten_by_compaction_are_not_read_as_added(store, spark):
     assert store.count_added_since("bronze.r", 0) == 2
 
 
+def test_compactable_files_are_the_small_ones_sharing_a_partition(store, spark):
+    """Counted from the snapshot: files under the target size, in partitions holding two or more."""
+    for i in range(3):
+        store.append(_rows(spark, [(i, "a", "d1")]), "silver.flat", metadata={"source_version": i})
+    assert store.compactable_files("silver.flat", target_bytes=1 << 30) == 3
+    assert store.compactable_files("silver.flat", target_bytes=1) == 0  # none is small
+    store.append(_rows(spark, [(1, "a", "d1")]), "silver.parted", partition_by=["day"])
+    store.append(_rows(spark, [(2, "b", "d2")]), "silver.parted", partition_by=["day"])
+    assert store.compactable_files("silver.parted", target_bytes=1 << 30) == 0  # one file a partition
+    store.append(_rows(spark, [(3, "c", "d2")]), "silver.parted", partition_by=["day"])
+    assert store.compactable_files("silver.parted", target_bytes=1 << 30) == 2
+
+
+def test_compact_merges_small_files_and_changes_no_answer(store, spark):
+    for i in range(3):
+        store.append(_rows(spark, [(i, f"n{i}", "d1")]), "silver.c", metadata={"source_version": 10 + i})
+    before = store.version("silver.c")
+    done = store.compact("silver.c", target_bytes=1 << 30)
+    assert (done.files_removed, done.files_added) == (3, 1)
+    assert store.version("silver.c") == before + 1
+    assert len(store.read("silver.c").inputFiles()) == 1
+    assert _sorted(store.read("silver.c"), "id", "name", "ts") == _sorted(
+        store.read("silver.c", before), "id", "name", "ts"
+    )
+    assert _sorted(store.read("silver.c"), "id", "name") == [(0, "n0"), (1, "n1"), (2, "n2")]
+    assert _sorted(store.read("silver.c", version=1), "id") == [(0,), (1,)]  # time travel unchanged
+    assert store.count_added_since("silver.c", before) == 0  # no reader sees new rows
+    assert store.only_appended_since("silver.c", 0)
+    assert store.last_metadata("silver.c", "source_version") == 12  # watermarks survive
+    assert store.compactable_files("silver.c", target_bytes=1 << 30) == 0
+
+
 def test_commit_no_rows_creates_the_table_then_only_records_metadata(any_store, spark):
     empty = _rows(spark, [(1, "a", "2024-01-01")]).limit(0)
     any_store.commit_no_rows(empty, "silver.t", partition_by=["day"], metadata={"source_version": 3})
