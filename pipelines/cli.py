@@ -85,6 +85,40 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_optimize(args: argparse.Namespace) -> int:
+    """Under the warehouse lock, like a run: a compaction commits beside no other writer."""
+    from pipelines.compaction import MB, CompactionPolicy, compact_tables
+    from pipelines.lock import warehouse_lock
+    from pipelines.spark import get_spark
+    from pipelines.store import open_store
+
+    config = _config(args)
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    target = (
+        args.target_file_mb * MB if args.target_file_mb else CompactionPolicy.from_config(config).target_bytes
+    )
+    with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
+        store = open_store(get_spark(config), config.warehouse, config.engine)
+        if not store.compacts:
+            print(
+                f"lakehouse optimize: the {store.engine.name} engine does not compact tables", file=sys.stderr
+            )
+            return 1
+        tables = store.tables()
+        if args.tables:
+            wanted = [t.strip() for t in args.tables.split(",") if t.strip()]
+            unknown = sorted(set(wanted) - set(tables))
+            if unknown:
+                raise ConfigError(f"no such tables: {', '.join(unknown)}")
+            tables = wanted
+        done = compact_tables(store, tables, target)
+        for c in done:
+            print(f"{c.table}: {c.files_removed} small files -> {c.files_added} ({c.seconds:.1f} s)")
+        print(f"{len(done)} tables compacted, {len(tables) - len(done)} had nothing to compact")
+    return 0
+
+
 def cmd_sql(args: argparse.Namespace) -> int:
     from pipelines import sql
 
@@ -222,6 +256,19 @@ def build_parser() -> argparse.ArgumentParser:
     vac.add_argument("--retention-hours", type=float, default=168.0)
     vac.add_argument("--dry-run", action="store_true")
     vac.set_defaults(func=cmd_vacuum)
+
+    opt = sub.add_parser("optimize", help="compact each table's small files (data and versions unchanged)")
+    common(opt)
+    opt.add_argument(
+        "--tables", help="comma-separated tables, e.g. bronze.datahub_entity_change_events (default: all)"
+    )
+    opt.add_argument(
+        "--target-file-mb",
+        type=_count(1),
+        metavar="MB",
+        help="compacted file size; smaller files are merged (default maintenance.compact_target_file_mb)",
+    )
+    opt.set_defaults(func=cmd_optimize)
     return parser
 
 

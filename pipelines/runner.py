@@ -23,11 +23,13 @@ import uuid
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from pipelines.bookkeeping import record_run, wait_for_documents
+from pipelines.bookkeeping import DQ_RESULTS, RUNS, record_run, wait_for_documents
+from pipelines.compaction import TableCompaction, compact_after_run
 from pipelines.config import Config
 from pipelines.context import JobResult, RunContext
 from pipelines.executors import bronze, gold, silver
 from pipelines.graph import JobGraph, Task, load_graph
+from pipelines.ingestion_log import TABLE as INGESTION_LOG
 from pipelines.jobs import BronzeJob, GoldJob, SilverJob
 from pipelines.lock import warehouse_lock
 from pipelines.spark import get_spark, task_session
@@ -35,6 +37,7 @@ from pipelines.store import open_store
 
 EXECUTORS = {BronzeJob: bronze.run, SilverJob: silver.run, GoldJob: gold.run}
 LAYERS = ("bronze", "silver", "gold")
+SHARED_TABLES = (RUNS, DQ_RESULTS, INGESTION_LOG, silver.QUARANTINE)  # written by many tasks of a run
 
 
 class RunFailed(RuntimeError):
@@ -46,6 +49,7 @@ class RunSummary:
     run_id: str
     results: dict[str, JobResult] = field(default_factory=dict)
     seconds: float = 0.0
+    compactions: list[TableCompaction] = field(default_factory=list)
 
     def total(self, attribute: str, layer: str | None = None) -> int:
         return sum(
@@ -79,16 +83,29 @@ def run_pipeline(
     started = time.monotonic()
     with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
         ctx.log("run", run_id=run_id, warehouse=str(config.warehouse), engine=store.engine.name)
+        tasks = graph.ordered(set(layers))
         try:
-            failed = _run_graph(
-                ctx, graph.ordered(set(layers)), config.section("run")["parallel_tasks"], summary
-            )
+            failed = _run_graph(ctx, tasks, config.section("run")["parallel_tasks"], summary)
         finally:
             wait_for_documents(ctx)
-        summary.seconds = time.monotonic() - started
         if failed:
+            summary.seconds = time.monotonic() - started
             raise RunFailed(f"{failed}: {summary.results[failed].message}")
+        summary.compactions = _compact_written_tables(ctx, tasks, summary)
+        summary.seconds = time.monotonic() - started
     return summary
+
+
+def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSummary) -> list[TableCompaction]:
+    """After a successful run: the tables its tasks wrote, and the shared ones tasks write to."""
+    ran = [t for t in tasks if t.key in summary.results and summary.results[t.key].status != "SKIPPED"]
+    if not ran:
+        return []
+    written = [*(t.job(ctx.config).table for t in ran), *SHARED_TABLES]
+    try:
+        return compact_after_run(ctx.store, ctx.config, written, ctx.log)
+    except Exception as exc:  # the run's data is committed; a compaction left its table as it was
+        raise RunFailed(f"compaction: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
 
 
 def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int, summary: RunSummary) -> str | None:

@@ -58,6 +58,8 @@ def test_yaml_object_tags_are_refused_not_executed(tmp_path):
         ("run:\n  lock_timeout_seconds: true\n", "run.lock_timeout_seconds"),
         ("storage: warehouse\n", "storage"),
         ("storage:\n  engine: duckdb\n", "storage.engine"),
+        ("maintenance:\n  compact_min_files: -1\n", "maintenance.compact_min_files"),
+        ("maintenance:\n  compact_target_file_mb: 0\n", "maintenance.compact_target_file_mb"),
     ],
 )
 def test_unknown_keys_and_wrong_types_name_the_key(tmp_path, text, key):
