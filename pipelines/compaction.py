@@ -9,9 +9,13 @@ the number of runs so far instead of with the new data.
 Policy (`maintenance` in conf/lakehouse.yaml): after a run, each table it wrote whose
 small files (under `compact_target_file_mb`) reach `compact_min_files` is compacted
 into files of about that size. Compaction changes no data (`dataChange: false`), so no
-incremental reader sees new rows; with 50 the cost of a compaction is paid about once
-every 50 runs and is in proportion to the small files, as Delta's auto compaction does.
-`lakehouse optimize` compacts on demand with the same store call.
+incremental reader sees new rows. The defaults follow what was measured on a 1M-event
+warehouse: each scheduled run since the last compaction made the next one ~0.16 s slower,
+and compacting the whole warehouse cost ~6 s, so compacting every ~10-20 runs (20 small
+files: a table gains one or two a run) costs least overall. A 32 MB target bounds what a
+compaction rewrites: files already that large are left alone, so the cost follows the new
+small files, not the table's history. `lakehouse optimize` compacts on demand with the
+same store call.
 """
 
 from __future__ import annotations
