@@ -352,12 +352,13 @@ class DeltaRsEngine(Engine):
         if table is None:
             return 0
         files = pa.table(table.get_add_actions(flatten=True))
-        partitions = [name for name in files.column_names if name.startswith("partition.")]
-        small = files.filter(pc.less(files["size_bytes"], target_bytes)).select(partitions)
-        per_partition = Counter(zip(*(small[name].to_pylist() for name in partitions), strict=True))
-        if not partitions:
-            per_partition = Counter({(): small.num_rows})
-        return sum(count for count in per_partition.values() if count > 1)
+        small = files.filter(pc.less(files["size_bytes"], target_bytes))
+        partitions = [name for name in small.column_names if name.startswith("partition.")]
+        if partitions:
+            counts = Counter(zip(*(small[name].to_pylist() for name in partitions), strict=True)).values()
+        else:
+            counts = [small.num_rows]
+        return sum(count for count in counts if count > 1)
 
     def compact(self, path: str, target_bytes: int) -> Compaction:
         """delta-rs' own `optimize.compact`: it bins the small files of each partition, rewrites
