@@ -87,7 +87,7 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     """Under the warehouse lock, like a run: a compaction commits beside no other writer."""
-    from pipelines.compaction import MB, CompactionPolicy, compact_tables
+    from pipelines.compaction import MB, CompactionPolicy, compact_tables, fragmented_tables
     from pipelines.lock import warehouse_lock
     from pipelines.spark import get_spark
     from pipelines.store import open_store
@@ -112,6 +112,14 @@ def cmd_optimize(args: argparse.Namespace) -> int:
             if unknown:
                 raise ConfigError(f"no such tables: {', '.join(unknown)}")
             tables = wanted
+        if args.dry_run:
+            found = fragmented_tables(store, tables, target)
+            for table, small in found.items():
+                print(f"{table}: {small} small files would be compacted")
+            print(
+                f"{len(found)} tables would be compacted, {len(tables) - len(found)} have nothing to compact"
+            )
+            return 0
         done = compact_tables(store, tables, target)
         for c in done:
             print(f"{c.table}: {c.files_removed} small files -> {c.files_added} ({c.seconds:.1f} s)")
@@ -268,6 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MB",
         help="compacted file size; smaller files are merged (default maintenance.compact_target_file_mb)",
     )
+    opt.add_argument("--dry-run", action="store_true", help="list the tables that would be compacted")
     opt.set_defaults(func=cmd_optimize)
     return parser
 

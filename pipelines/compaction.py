@@ -55,6 +55,21 @@ class TableCompaction:
     seconds: float
 
 
+def fragmented_tables(
+    store: TableStore, tables: Iterable[str], target_bytes: int, min_files: int = 2
+) -> dict[str, int]:
+    """{table: its small files} for each existing table of `tables` holding at least `min_files`
+    of them (never fewer than two: one small file has nothing to merge with)."""
+    if not store.compacts:
+        return {}
+    found = {}
+    for table in dict.fromkeys(tables):
+        small = store.compactable_files(table, target_bytes) if store.exists(table) else 0
+        if small >= max(min_files, 2):
+            found[table] = small
+    return found
+
+
 def compact_tables(
     store: TableStore,
     tables: Iterable[str],
@@ -62,17 +77,9 @@ def compact_tables(
     min_files: int = 2,
     log: Callable[..., None] | None = None,
 ) -> list[TableCompaction]:
-    """Compact each existing table of `tables` holding at least `min_files` small files (and never
-    fewer than two: one small file has nothing to merge with). Returns what was compacted."""
+    """Compact each of `fragmented_tables(...)`; returns what was compacted."""
     done = []
-    if not store.compacts:
-        return done
-    for table in dict.fromkeys(tables):
-        if not store.exists(table):
-            continue
-        small = store.compactable_files(table, target_bytes)
-        if small < max(min_files, 2):
-            continue
+    for table, small in fragmented_tables(store, tables, target_bytes, min_files).items():
         started = time.monotonic()
         result = store.compact(table, target_bytes)
         compaction = TableCompaction(

@@ -90,6 +90,11 @@ def test_lakehouse_optimize_compacts_every_table_with_small_files(spark, tmp_pat
         run_pipeline(settings, layers=("bronze",), spark=spark)
     store = open_store(spark, settings.warehouse, "delta-rs")
     rows = sorted(map(tuple, store.read(BRONZE).select("source_file", "record_index", "raw").collect()))
+    assert main(["optimize", "--warehouse", str(settings.warehouse), "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"{BRONZE}: 2 small files would be compacted" in out and "ops.runs: 8 small files" in out
+    assert out.strip().endswith("3 tables would be compacted, 0 have nothing to compact")
+    assert _files(store, BRONZE) == 2  # a dry run changes nothing
     assert main(["optimize", "--warehouse", str(settings.warehouse), "--tables", BRONZE]) == 0
     assert f"{BRONZE}: 2 small files -> 1" in capsys.readouterr().out
     assert _files(store, "ops.runs") == 8  # not named: left alone (a row a task, four tasks a run)
