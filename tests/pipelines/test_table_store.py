@@ -404,6 +404,20 @@ def test_compact_merges_small_files_and_changes_no_answer(store, spark):
     assert store.compactable_files("silver.c", target_bytes=1 << 30) == 0
 
 
+def test_compact_keeps_rows_written_before_and_after_a_new_column(store, spark):
+    """Schema drift adds columns to silver tables; files with and without them merge into one."""
+    store.append(spark.createDataFrame([(1, "a")], "id long, name string"), "silver.drift")
+    wider = "id long, name string, extra map<string,string>, codes array<int>"
+    store.append(spark.createDataFrame([(2, "b", {"k": "v"}, [1, 2])], wider), "silver.drift")
+    store.append(spark.createDataFrame([(3, "c")], "id long, name string"), "silver.drift")
+    assert store.compact("silver.drift", target_bytes=1 << 30).files_removed == 3
+    assert sorted(map(tuple, store.read("silver.drift").collect())) == [
+        (1, "a", None, None),
+        (2, "b", {"k": "v"}, [1, 2]),
+        (3, "c", None, None),
+    ]
+
+
 def test_commit_no_rows_creates_the_table_then_only_records_metadata(any_store, spark):
     empty = _rows(spark, [(1, "a", "2024-01-01")]).limit(0)
     any_store.commit_no_rows(empty, "silver.t", partition_by=["day"], metadata={"source_version": 3})
