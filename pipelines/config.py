@@ -124,14 +124,14 @@ def _validate(raw: dict, origin: str) -> None:
         raise ConfigError(f"{origin}: profile '{raw['profile']}' is not one of {sorted(raw['profiles'])}")
     if raw["storage"]["engine"] not in ENGINES:
         raise ConfigError(f"{origin}: storage.engine must be one of {ENGINES}")
-    parallel = raw["run"]["parallel_tasks"]
-    if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
-        raise ConfigError(f"{origin}: run.parallel_tasks must be a whole number >= 1, got {parallel!r}")
-    maintenance = raw["maintenance"]
-    for key, least in (("compact_min_files", 0), ("compact_target_file_mb", 1)):
-        value = maintenance[key]
+    for section, key, least in (
+        ("run", "parallel_tasks", 1),
+        ("maintenance", "compact_min_files", 0),
+        ("maintenance", "compact_target_file_mb", 1),
+    ):
+        value = raw[section][key]
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ConfigError(f"{origin}: maintenance.{key} must be a whole number >= {least}, got {value!r}")
+            raise ConfigError(f"{origin}: {section}.{key} must be a whole number >= {least}, got {value!r}")
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
     for name, source in raw["sources"].items():
