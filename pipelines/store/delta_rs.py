@@ -366,9 +366,7 @@ class DeltaRsEngine(Engine):
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
-        metrics = table.optimize.compact(
-            target_size=target_bytes, commit_properties=CommitProperties(max_commit_retries=COMMIT_RETRIES)
-        )
+        metrics = table.optimize.compact(target_size=target_bytes, commit_properties=self._props(None))
         return Compaction(files_removed=metrics["numFilesRemoved"], files_added=metrics["numFilesAdded"])
 
     def merge(self, df, path, keys, delete_flag, metadata) -> None:
