@@ -10,7 +10,8 @@ import argparse
 import copy
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pipelines.config import PROJECT_ROOT, Config, ConfigError, load_config
@@ -38,9 +39,28 @@ def _run_and_summarize(config: Config, layers: tuple[str, ...], log_format: str,
     )
 
 
+def _names(text: str) -> list[str]:
+    """`a, b,,c` -> ["a", "b", "c"]: a comma-separated option's values."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+@contextmanager
+def _maintained_store(config: Config) -> Iterator:
+    """The warehouse's store under the warehouse lock, for maintenance commands: no run writes
+    beside them, and a busy warehouse sends them away with the same "in use" line."""
+    from pipelines.lock import warehouse_lock
+    from pipelines.spark import get_spark
+    from pipelines.store import open_store
+
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
+        yield open_store(get_spark(config), config.warehouse, config.engine)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
-    layers = tuple(layer.strip() for layer in args.layers.split(",") if layer.strip())
+    layers = tuple(_names(args.layers))
     if args.every is None:
         _run_and_summarize(config, layers, args.log_format)
         return 0
@@ -67,16 +87,8 @@ LEFTOVERS = "unfinished writes (_tmp, _staging)"
 
 def cmd_vacuum(args: argparse.Namespace) -> int:
     """Under the warehouse lock, so files of a live run are never taken for a crash's leftovers."""
-    from pipelines.lock import warehouse_lock
-    from pipelines.spark import get_spark
-    from pipelines.store import open_store
-
-    config = _config(args)
-    if not config.warehouse.is_dir():
-        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
     verb = "would be removed" if args.dry_run else "removed"
-    with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
-        store = open_store(get_spark(config), config.warehouse, config.engine)
+    with _maintained_store(_config(args)) as store:
         for table in store.tables():
             removed = store.vacuum(table, args.retention_hours, dry_run=args.dry_run)
             print(f"{table}: {len(removed)} files {verb}")
@@ -88,18 +100,12 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
 def cmd_optimize(args: argparse.Namespace) -> int:
     """Under the warehouse lock, like a run: a compaction commits beside no other writer."""
     from pipelines.compaction import MB, CompactionPolicy, compact_tables, fragmented_tables
-    from pipelines.lock import warehouse_lock
-    from pipelines.spark import get_spark
-    from pipelines.store import open_store
 
     config = _config(args)
-    if not config.warehouse.is_dir():
-        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
     target = (
         args.target_file_mb * MB if args.target_file_mb else CompactionPolicy.from_config(config).target_bytes
     )
-    with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
-        store = open_store(get_spark(config), config.warehouse, config.engine)
+    with _maintained_store(config) as store:
         if not store.compacts:
             print(
                 f"lakehouse optimize: the {store.engine.name} engine does not compact tables", file=sys.stderr
@@ -107,7 +113,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
             return 1
         tables = store.tables()
         if args.tables:
-            wanted = [t.strip() for t in args.tables.split(",") if t.strip()]
+            wanted = _names(args.tables)
             unknown = sorted(set(wanted) - set(tables))
             if unknown:
                 raise ConfigError(f"no such tables: {', '.join(unknown)}")
