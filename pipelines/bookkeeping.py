@@ -19,6 +19,7 @@ from pyspark.sql.types import (
 
 from pipelines.context import JobResult, RunContext
 from pipelines.quality import Outcome, to_gx_result
+from pipelines.validation_documents import table_folder
 
 RUNS = "ops.runs"
 DQ_RESULTS = "ops.dq_results"
@@ -110,7 +111,7 @@ def record_dq(ctx: RunContext, table: str, outcomes: list[Outcome]) -> None:
         for o in outcomes
     ]
     ctx.store.append_rows(rows, DQ_SCHEMA, DQ_RESULTS)
-    folder = Path(ctx.store.warehouse) / "ops" / "_gx_validations" / table
+    folder = table_folder(ctx.store.warehouse, table)
     ctx.pending.append(_DOC_WRITER.submit(_write_gx_document, folder, table, list(outcomes), ctx.run_id))
 
 

@@ -87,13 +87,21 @@ LEFTOVERS = "unfinished writes (_tmp, _staging)"
 
 def cmd_vacuum(args: argparse.Namespace) -> int:
     """Under the warehouse lock, so files of a live run are never taken for a crash's leftovers."""
+    from pipelines import validation_documents
+
     verb = "would be removed" if args.dry_run else "removed"
-    with _maintained_store(_config(args)) as store:
+    config = _config(args)
+    days = config.section("maintenance")["validation_document_days"]
+    if args.validation_document_days is not None:
+        days = args.validation_document_days
+    with _maintained_store(config) as store:
         for table in store.tables():
             removed = store.vacuum(table, args.retention_hours, dry_run=args.dry_run)
             print(f"{table}: {len(removed)} files {verb}")
         leftovers = store.vacuum_leftovers(args.retention_hours, dry_run=args.dry_run)
         print(f"{LEFTOVERS}: {len(leftovers)} folders {verb}")
+        documents = validation_documents.remove_expired(store.warehouse, days, dry_run=args.dry_run)
+        print(f"{validation_documents.LABEL}: {len(documents)} files {verb}")
     return 0
 
 
@@ -268,6 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     common(vac)
     vac.add_argument("--retention-hours", type=float, default=168.0)
+    vac.add_argument(
+        "--validation-document-days",
+        type=_count(0),
+        metavar="DAYS",
+        help="delete GX validation documents older than this, each table's newest kept; 0 keeps all "
+        "(default: maintenance.validation_document_days)",
+    )
     vac.add_argument("--dry-run", action="store_true")
     vac.set_defaults(func=cmd_vacuum)
 

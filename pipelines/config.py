@@ -128,6 +128,7 @@ def _validate(raw: dict, origin: str) -> None:
         ("run", "parallel_tasks", 1),
         ("maintenance", "compact_min_files", 0),
         ("maintenance", "compact_target_file_mb", 1),
+        ("maintenance", "validation_document_days", 0),
     ):
         value = raw[section][key]
         if isinstance(value, bool) or not isinstance(value, int) or value < least:

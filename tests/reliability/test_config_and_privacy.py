@@ -60,6 +60,7 @@ def test_yaml_object_tags_are_refused_not_executed(tmp_path):
         ("storage:\n  engine: duckdb\n", "storage.engine"),
         ("maintenance:\n  compact_min_files: -1\n", "maintenance.compact_min_files"),
         ("maintenance:\n  compact_target_file_mb: 0\n", "maintenance.compact_target_file_mb"),
+        ("maintenance:\n  validation_document_days: 1.5\n", "maintenance.validation_document_days"),
     ],
 )
 def test_unknown_keys_and_wrong_types_name_the_key(tmp_path, text, key):
