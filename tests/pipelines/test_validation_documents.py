@@ -29,8 +29,8 @@ def _land(landing, number: int) -> None:
     (folder / f"events-{number}.jsonl").write_text(json.dumps(record) + "\n")
 
 
-def _age(path, days: float) -> None:
-    when = time.time() - days * DAY_SECONDS
+def _age(path, days: float, now: float | None = None) -> None:
+    when = (time.time() if now is None else now) - days * DAY_SECONDS
     os.utime(path, (when, when))
 
 
@@ -81,10 +81,9 @@ def test_expired_counts_days_per_table_and_never_the_newest(tmp_path):
         folder.mkdir(parents=True)
         for run, days in documents.items():
             (folder / f"{run}.json").write_text("{}")
-            when = now - days * DAY_SECONDS
-            os.utime(folder / f"{run}.json", (when, when))
+            _age(folder / f"{run}.json", days, now)
     (table_folder(tmp_path, "silver.a") / "notes.txt").write_text("not a document")
-    _age(table_folder(tmp_path, "silver.a") / "notes.txt", 100)
+    _age(table_folder(tmp_path, "silver.a") / "notes.txt", 100, now)
 
     names = lambda days: sorted(f"{p.parent.name}/{p.name}" for p in expired(tmp_path, days, now))  # noqa: E731
     assert names(30) == ["silver.a/r1.json", "silver.a/r2.json"]
