@@ -199,10 +199,21 @@ class TableStore:
 
     def last_metadata(self, name: str, key: str, scan: int = 50) -> Any:
         """Value of `key` in the newest commit that recorded it (None if none did)."""
+        return self.last_commit_metadata(name, key, scan).get(key)
+
+    def last_commit_metadata(self, name: str, key: str, scan: int = 50) -> dict[str, Any]:
+        """All our metadata of the newest commit that recorded `key` ({} if none did): values
+        written together are read back together, never from two different commits."""
         for commit in self.history(name, limit=scan):
             if key in commit["metadata"]:
-                return commit["metadata"][key]
-        return None
+                return commit["metadata"]
+        return {}
+
+    def max_micros(self, name: str, column: str, version: int | None = None) -> int | None:
+        """The largest value of the timestamp `column` at `version` (latest when None), in epoch
+        microseconds (None when it holds none), from file statistics where the engine can. Delta
+        statistics may hold milliseconds only, so it may be up to 1 ms below the exact value."""
+        return self.engine.max_micros(self.path(name), column, version)
 
     def tables(self) -> list[str]:
         """Every Delta table in the warehouse, as `<layer>.<table>`."""

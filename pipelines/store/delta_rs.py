@@ -177,6 +177,25 @@ class DeltaRsEngine(Engine):
                     added.pop(action["remove"]["path"], None)  # rows deleted, not rewritten
         return list(added.values())
 
+    def max_micros(self, path: str, column: str, version: int | None = None) -> int | None:
+        """From the add actions' `max` statistics when every file holding values has one (no
+        data file is opened), else by a Spark aggregation."""
+        table = self._table(path, version)
+        if table is None:
+            raise FileNotFoundError(f"no Delta table at {path}")
+        files = pa.table(table.get_add_actions(flatten=True))
+        if files.num_rows == 0:
+            return None
+        highest, nulls = f"max.{column}", f"null_count.{column}"
+        if highest not in files.column_names or nulls not in files.column_names:
+            return super().max_micros(path, column, version)
+        holding = pc.less(files[nulls], files["num_records"])  # files with a non-null value
+        unknown = pc.or_kleene(pc.is_null(holding), pc.and_(holding, pc.is_null(files[highest])))
+        if pc.any(unknown).as_py():  # a file with values but no statistic
+            return super().max_micros(path, column, version)
+        micros = pc.cast(pc.cast(files[highest], pa.timestamp("us", tz="UTC")), pa.int64())
+        return pc.max(micros.filter(holding)).as_py()
+
     def count_added_since(self, path: str, version: int | None) -> int:
         """From the add actions' numRecords: no Spark job, no data read."""
         table = self._table(path)

@@ -105,6 +105,13 @@ class Engine(ABC):
         df = self.read(path) if version is None else self.read_added_since(path, version)
         return df.count()
 
+    def max_micros(self, path: str, column: str, version: int | None = None) -> int | None:
+        """The largest value of the timestamp `column` at `version` (latest when None), in epoch
+        microseconds; None when it holds no value. Engines may answer from file statistics,
+        which may hold milliseconds only: then up to 1 ms below the exact value."""
+        latest = self.read(path, version).agg(F.unix_micros(F.max(column)).alias("m")).first()
+        return None if latest is None else latest["m"]
+
     def tally_added_since(
         self, path: str, version: int | None, by: str, flag: str
     ) -> dict[Any, tuple[int, int]]:

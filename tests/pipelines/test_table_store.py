@@ -332,6 +332,36 @@ def test_count_added_since_matches_the_rows_read(any_store, spark):
     )
 
 
+def _micros(value: dt.datetime) -> int:
+    return (value - dt.datetime(1970, 1, 1, tzinfo=UTC)) // dt.timedelta(microseconds=1)
+
+
+def test_max_micros_is_the_newest_timestamp_at_a_version(any_store, spark):
+    newest = dt.datetime(2024, 1, 1, 12, 0, 5, 123456, tzinfo=UTC)
+    any_store.append(_rows(spark, [(5, "a", "d1"), (2, "b", "d2")]), "silver.m", partition_by=["day"])
+    any_store.append(_rows(spark, [(1, "c", "d1")]), "silver.m")
+    no_time = spark.createDataFrame([Row(id=9, name="n", day="d3")]).selectExpr(
+        "*", "cast(null as timestamp) ts"
+    )
+    any_store.append(no_time, "silver.m")
+    assert any_store.max_micros("silver.m", "ts") == _micros(newest)
+    assert any_store.max_micros("silver.m", "ts", version=0) == _micros(newest)
+    assert any_store.max_micros("silver.m", "ts", version=2) == _micros(newest)
+    any_store.commit_no_rows(no_time.limit(0), "silver.empty")
+    assert any_store.max_micros("silver.empty", "ts") is None
+
+
+def test_max_micros_reads_file_statistics_without_a_spark_job(store, spark):
+    store.append(_rows(spark, [(3, "a", "d1")]), "silver.s")
+    store.append(_rows(spark, [(8, "b", "d1")]), "silver.s")
+    newest = _micros(dt.datetime(2024, 1, 1, 12, 0, 8, 123456, tzinfo=UTC))
+    found, jobs = spark_jobs(spark, lambda: store.max_micros("silver.s", "ts"))
+    assert (found, jobs) == (newest, 0)  # our own commits' statistics keep microseconds
+    DeltaTable(store.path("silver.s")).optimize.compact()  # delta-rs writes these files' statistics
+    found, jobs = spark_jobs(spark, lambda: store.max_micros("silver.s", "ts"))
+    assert (found, jobs) == (newest - 456, 0)  # ...to the millisecond: at most 1 ms below
+
+
 def test_vacuum_leftovers_removes_only_unfinished_writes_older_than_the_retention(store):
     def leftover(folder: str, age_hours: float):
         part = store.warehouse / folder / "part-00000.parquet"
