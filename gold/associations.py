@@ -33,6 +33,7 @@ from gold.intervals import (
     GROUP_COLUMN,
     REMOVE,
     build_intervals,
+    extend_intervals,
     interval_columns,
     root_urn,
 )
@@ -263,6 +264,13 @@ def build_timeline(kind: AssociationKind, sources: dict[str, DataFrame]) -> Data
     )
 
 
+def extend_timeline(kind: AssociationKind, current: DataFrame, sources: dict[str, DataFrame]) -> DataFrame:
+    """The kind's timeline rows `current` after the later events in `sources` (`extend_intervals`)."""
+    return extend_intervals(current, association_events(kind, sources), kind.key_columns).select(
+        *interval_columns(kind.key_columns)
+    )
+
+
 def timeline_job(kind: AssociationKind, table: str) -> GoldJob:
     """The GoldJob of one association timeline: group = root entity, row = one interval."""
     return GoldJob(
@@ -270,6 +278,10 @@ def timeline_job(kind: AssociationKind, table: str) -> GoldJob:
         sources=kind.sources,
         relevant=lambda source_table, rows: relevant(kind, source_table, rows),
         build=lambda sources: build_timeline(kind, sources),
+        extend=lambda current, sources: extend_timeline(kind, current, sources),
+        # intervals are per `source` (datahub, openmetadata): one feed's events never reorder
+        # the other's, so a lagging feed does not make the other's new events late
+        ordering_domains=((DATAHUB_CHANGES,), (OM_FIELD_CHANGES, OM_CHANGE_EVENTS)),
         group_key=GROUP_COLUMN,
         row_key=("timeline_id",),
     )

@@ -129,13 +129,9 @@ def _fan_out_deletions(events: DataFrame, keys: list[str]) -> DataFrame:
     return association_events.select(*columns).unionByName(closing.select(*columns))
 
 
-def build_intervals(events: DataFrame, association_key: Sequence[str]) -> DataFrame:
-    """SCD2 intervals (`interval_columns(association_key)`) of every association in `events`.
-
-    Example: `build_intervals(tag_events, ["tag_urn"]).filter("is_current")` is what is tagged now.
-    """
-    keys = list(association_key)
-    typed = events.select(
+def _typed(events: DataFrame, keys: list[str]) -> DataFrame:
+    """The input columns cast to their types; rows without a known action or a time dropped."""
+    return events.select(
         F.col("source").cast("string").alias("source"),
         F.col("entity_urn").cast("string").alias("entity_urn"),
         F.col("parent_urn").cast("string").alias("parent_urn"),
@@ -148,10 +144,11 @@ def build_intervals(events: DataFrame, association_key: Sequence[str]) -> DataFr
         F.col("actor").cast("string").alias("actor"),
         F.col("event_id").cast("string").alias("event_id"),
     ).filter(F.col("action").isin(*ACTION_ORDER) & F.col("event_time").isNotNull())
-    ordered_events = _fan_out_deletions(_deduplicated(typed, keys), keys).withColumn(
-        "_rank", _action_rank(F.col("action"))
-    )
 
+
+def _intervals(ordered_events: DataFrame, keys: list[str]) -> DataFrame:
+    """The intervals of the (deduplicated, fanned-out) events of each association."""
+    ordered_events = ordered_events.withColumn("_rank", _action_rank(F.col("action")))
     order = Window.partitionBy("source", "entity_urn", *keys).orderBy("event_time", "_rank", "event_id")
     is_add = F.col("action") == ADD
     previous_action = F.lag("action").over(order)
@@ -183,3 +180,40 @@ def build_intervals(events: DataFrame, association_key: Sequence[str]) -> DataFr
         F.col("_closing.event_id").alias("valid_to_event_id"),
         root_urn().alias(GROUP_COLUMN),
     )
+
+
+def build_intervals(events: DataFrame, association_key: Sequence[str]) -> DataFrame:
+    """SCD2 intervals (`interval_columns(association_key)`) of every association in `events`.
+
+    Example: `build_intervals(tag_events, ["tag_urn"]).filter("is_current")` is what is tagged now.
+    """
+    keys = list(association_key)
+    return _intervals(_fan_out_deletions(_deduplicated(_typed(events, keys), keys), keys), keys)
+
+
+def extend_intervals(current: DataFrame, new_events: DataFrame, association_key: Sequence[str]) -> DataFrame:
+    """The intervals of `current` (rows of `build_intervals`) after `new_events`, every one of which
+    comes after every event `current` was built from; equal to `build_intervals` over all events.
+
+    Why it holds: an association's state after its old events is its open interval or nothing,
+    since an ADD that follows another ADD and a REMOVE or deletion of a closed association change
+    nothing. So the open intervals re-enter as their opening ADD (same event, same id), the new
+    events follow them in the usual order, and the closed intervals stay as they are: no later
+    event can reach them. Reads the touched rows of the table and the new events, no history.
+    """
+    keys = list(association_key)
+    reopened = current.filter(F.col("is_current")).select(
+        "source",
+        "entity_urn",
+        "parent_urn",
+        *keys,
+        F.lit(ADD).alias("action"),
+        F.col("valid_from").alias("event_time"),
+        F.col("added_by").alias("actor"),
+        F.col("valid_from_event_id").alias("event_id"),
+        F.lit(False).alias("_deletion"),
+    )
+    events = _deduplicated(_typed(new_events, keys), keys)
+    extended = _intervals(_fan_out_deletions(reopened.unionByName(events), keys), keys)
+    columns = interval_columns(keys)
+    return current.filter(~F.col("is_current")).select(*columns).unionByName(extended.select(*columns))

@@ -102,6 +102,14 @@ class GoldJob:
     `accumulate` combines the two and no history is read
     (`gold.actor_activity_daily`). A run that finds rows removed from a source
     since the last one (a rewrite) recomputes from the history instead.
+
+    `extend(current, increment)`: for tables whose rows follow from their events in
+    `event_time` order (timelines). Every commit records each source's newest
+    `event_time`; a touched group whose new rows all come after the newest event of
+    their `ordering_domains` entry (sources whose events are ordered among each other;
+    by default all sources together) is extended from its current rows and its new
+    rows alone (no history read), the others are rebuilt from their history as
+    above. Needs an `event_time` column in every source; not with `expand_groups`.
     """
 
     table: str
@@ -114,3 +122,5 @@ class GoldJob:
     expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
     append_only: bool = False
     accumulate: Callable[[DataFrame, DataFrame], DataFrame] | None = None
+    extend: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
+    ordering_domains: tuple[tuple[str, ...], ...] = ()

@@ -10,6 +10,12 @@ rows are built alone and appended. An `accumulate` table (counts) adds the new
 rows' counts to its touched rows, reading no history while its sources only
 gained rows.
 
+An `extend` table (timelines) also records the sources' newest `event_time` with
+every commit (`event_time_watermark`, from file statistics). A touched group whose
+new rows all come later is extended from its current rows and new rows alone; the
+groups with an earlier (late) new row are rebuilt from their history, in the same
+commit. Events of a live feed mostly arrive in order, so most groups read no history.
+
 The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
 usual incremental case) they are collected and travel as a small literal table
 with a broadcast hint, so reading a group's history is one filtering pass over
@@ -20,7 +26,7 @@ from __future__ import annotations
 
 from functools import reduce
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -30,11 +36,28 @@ from pipelines.jobs import GoldJob
 from pipelines.spark import small_input_mode
 
 WATERMARKS = "source_versions"
+EVENT_TIME_WATERMARK = "event_time_watermarks"  # {source: epoch us of its newest event_time}
+EVENT_TIME = "event_time"
+# Delta statistics may hold timestamps to the millisecond only (delta-rs' own rewrites and
+# delta-spark truncate them), so a new row within a millisecond after the watermark counts as
+# late: rebuilt, never misordered.
+STATISTICS_PRECISION_MICROS = 1_000
 LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the driver
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+def _commit_metadata(job: GoldJob, ctx: RunContext, versions: dict[str, int], mode: str) -> dict:
+    """What a commit records: the source versions it reflects and, for `extend` tables, the
+    newest event_time at those versions (None when no source holds one)."""
+    metadata = {WATERMARKS: versions, "run_id": ctx.run_id, "mode": mode}
+    if job.extend is not None:
+        metadata[EVENT_TIME_WATERMARK] = {
+            s: ctx.store.max_micros(s, EVENT_TIME, v) for s, v in versions.items()
+        }
+    return metadata
 
 
 def _full_build(job: GoldJob, ctx: RunContext, versions: dict[str, int]) -> JobResult:
@@ -44,7 +67,7 @@ def _full_build(job: GoldJob, ctx: RunContext, versions: dict[str, int]) -> JobR
         job.build(inputs),
         job.table,
         partition_by=list(job.partition_by),
-        metadata={WATERMARKS: versions, "run_id": ctx.run_id, "mode": "full"},
+        metadata=_commit_metadata(job, ctx, versions, "full"),
     )
     rows = ctx.store.count_added_since(job.table, None)
     return JobResult(rows_in=rows, rows_out=rows, message="full build")
@@ -94,7 +117,8 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     present = {s: v for s, v in versions.items() if v is not None}
     if not present:
         return JobResult(status="SKIPPED", message="no source table exists yet")
-    seen = store.last_metadata(job.table, WATERMARKS) if store.exists(job.table) else None
+    recorded = store.last_commit_metadata(job.table, WATERMARKS) if store.exists(job.table) else {}
+    seen = recorded.get(WATERMARKS)
     limit = ctx.config.profile.get("small_input_rows")
     if not seen or any(s not in seen for s in present):
         rows = sum(store.count_added_since(s, None) for s in present)
@@ -105,8 +129,10 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     new_rows = {s: store.read_added_since(s, seen[s]) for s in changed}
-    metadata = {WATERMARKS: {**seen, **present}, "run_id": ctx.run_id, "mode": "incremental"}
+    metadata = _commit_metadata(job, ctx, {**seen, **present}, "incremental")
     message = "incremental"
+    # absent: recorded by an older release, so unknown; a None value: that source held no event
+    newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
     if job.append_only:
         with small_input_mode(ctx.spark, source_rows, limit):
             rows_out = _append_new_rows(job, ctx, new_rows, metadata)
@@ -115,6 +141,19 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
         with small_input_mode(ctx.spark, scanned, limit):
             rows_out = _accumulate_new_rows(job, ctx, new_rows, metadata, few=source_rows <= LOCAL_GROUPS)
         message = "incremental, new counts added"
+    elif (
+        job.extend is not None
+        and job.expand_groups is None
+        and all(s in newest_seen for s in present)
+        and source_rows <= LOCAL_GROUPS
+        and all(store.only_appended_since(s, seen[s]) for s in changed)
+    ):
+        scanned = source_rows + store.count_added_since(job.table, None)
+        with small_input_mode(ctx.spark, scanned, limit):
+            rows_out, extended, rebuilt = _extend_touched_groups(
+                job, ctx, new_rows, present, metadata, newest_seen
+            )
+        message = f"incremental, {extended} groups extended, {rebuilt} rebuilt from history"
     else:
         # The touched groups' history is read from every source: the mode follows the rows scanned.
         scanned = sum(store.count_added_since(s, None) for s in present)
@@ -202,3 +241,63 @@ def _replace_touched_groups(
         )
     finally:
         scratch.release()
+
+
+def _extend_touched_groups(
+    job: GoldJob,
+    ctx: RunContext,
+    new_rows: dict[str, DataFrame],
+    present: dict[str, int],
+    metadata: dict,
+    newest_seen: dict[str, int | None],
+) -> tuple[int, int, int]:
+    """(rows written, groups extended, groups rebuilt). A new row is late when it is not after
+    the newest event the last commit saw in its sources' ordering domain (`newest_seen`, per
+    source; `GoldJob.ordering_domains`); one collect finds the touched groups and whether any
+    of their new rows is late. The others are extended from their current rows by `job.extend`,
+    the late ones rebuilt from their history by `job.build`; one commit replaces them all."""
+    store = ctx.store
+    relevant = {s: job.relevant(s, rows) for s, rows in new_rows.items()}
+    flagged = [
+        rows.select(GROUP, _is_late(job, s, newest_seen).alias("_late")) for s, rows in relevant.items()
+    ]
+    found = _union(flagged).groupBy(GROUP).agg(F.max("_late").alias("_late")).collect()
+    late = sorted((g for g, is_late in found if is_late), key=str)
+    in_order = sorted((g for g, is_late in found if not is_late), key=str)
+    schema = StructType([flagged[0].schema[GROUP]])
+    scratch = _Scratch(ctx.spark)
+    parts = []
+    if in_order:
+        groups = scratch.local(in_order, schema)
+        current = store.read(job.table).join(
+            groups.withColumnRenamed(GROUP, job.group_key), job.group_key, "left_semi"
+        )
+        later = {s: rows.join(groups, GROUP, "left_semi") for s, rows in relevant.items()}
+        parts.append(job.extend(current, later))
+    if late:
+        groups = scratch.local(late, schema)
+        history = {s: job.relevant(s, store.read(s)).join(groups, GROUP, "left_semi") for s in present}
+        parts.append(job.build(history))
+    touched = sorted(in_order + late, key=str)
+    rows = _union(parts) if parts else store.read(job.table).limit(0)
+    written = store.replace_groups(
+        rows,
+        job.table,
+        group_key=job.group_key,
+        groups=scratch.local(touched, schema).select(F.col(GROUP).alias(job.group_key)),
+        keys=list(job.row_key),
+        metadata=metadata,
+        group_values=touched,
+    )
+    return written, len(in_order), len(late)
+
+
+def _is_late(job: GoldJob, source: str, newest_seen: dict[str, int | None]) -> Column:
+    """True for a row of `source` not after the newest event seen in its ordering domain (within
+    the statistics' precision); false for rows without event_time, which no build orders."""
+    domain = next((d for d in job.ordering_domains if source in d), tuple(newest_seen))
+    known = [newest_seen[s] for s in domain if newest_seen.get(s) is not None]
+    if not known:
+        return F.lit(False)
+    bound = max(known) + STATISTICS_PRECISION_MICROS
+    return F.coalesce(F.unix_micros(EVENT_TIME) < F.lit(bound), F.lit(False))

@@ -146,6 +146,30 @@ def assert_incremental_equals_full(
     assert full.filter(F.col(job.group_key).isNull()).count() == 0, "a row without group"
 
 
+def build_extended(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
+    """What the runner does for an `extend` job when every event of `second` comes after every
+    event of `first`: build the first batch, then extend the touched groups' rows with the
+    second batch's rows alone (no history), and replace those groups."""
+    result = build_all(job, first)
+    touched = touched_groups(job, second)
+    later = {
+        name: job.relevant(name, rows_).join(touched, "_group", "left_semi") for name, rows_ in second.items()
+    }
+    groups = touched.withColumnRenamed("_group", job.group_key)
+    current = result.join(groups, job.group_key, "left_semi")
+    kept = result.join(groups, job.group_key, "left_anti")
+    return kept.unionByName(job.extend(current, later).select(*result.columns))
+
+
+def assert_extended_equals_full(
+    job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]
+) -> None:
+    """The `extend` contract: the first batch's rows extended by a later second batch == a full rebuild."""
+    full = build_all(job, {name: first[name].unionByName(second[name]) for name in second})
+    extended = build_extended(job, first, second)
+    assert rows(extended, *full.columns) == rows(full, *full.columns)
+
+
 def build_accumulated(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
     """What the runner does for an `accumulate` job: build the first batch, then combine the rows
     of the groups the second batch touches with `build` of the second batch alone (no history)."""

@@ -6,7 +6,16 @@ import pytest
 
 from gold import current_views, domain_timeline, glossary_term_timeline, ownership_timeline, tag_timeline
 from gold.intervals import interval_columns
-from tests.gold import DAY, assert_incremental_equals_full, at, build_all, rows, source
+from tests.gold import (
+    DAY,
+    assert_extended_equals_full,
+    assert_incremental_equals_full,
+    at,
+    build_all,
+    build_extended,
+    rows,
+    source,
+)
 
 DH = "silver.datahub_entity_changes"
 OM_FIELDS = "silver.openmetadata_field_changes"
@@ -242,3 +251,74 @@ def test_current_view_and_as_of_sql(spark, sources):
     assert query(current_views.as_of_sql("gold.tag_timeline", DS, f"{DAY} 11:00:00")) == []
     with_fields = current_views.as_of_sql("gold.tag_timeline", DS, at("10:45"), include_fields=True)
     assert query(with_fields) == [(DS, PII), (FIELD, "urn:li:tag:Email")]
+
+
+def test_later_events_extend_current_rows_like_a_full_rebuild(sources):
+    """Open intervals closed by a REMOVE and by a deletion of the dataset (which also closes its
+    field's tag), a no-op ADD on an open tag, a REMOVE of a closed one, a tag re-added after its
+    removal, OpenMetadata updates; and untouched groups keep their rows."""
+    other = "urn:li:dataset:(urn:li:dataPlatform:hive,shop.items,PROD)"
+    gold = "urn:li:tag:Gold"
+    first = sources(
+        datahub=[
+            dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),
+            dh("e2", "10:05", "TAG", "ADD", entity=FIELD, tagUrn=PII),
+            dh("e3", "10:10", "TAG", "ADD", tagUrn=gold),
+            dh("e4", "10:20", "TAG", "REMOVE", tagUrn=gold),
+            dh("i1", "10:00", "TAG", "ADD", entity=other, tagUrn=PII),
+        ],
+        fields=[om_tags("f1", "10:00", "added", new=["PII.Sensitive"])],
+    )
+    second = sources(
+        datahub=[
+            dh("e5", "11:00", "TAG", "ADD", tagUrn=PII),  # already open: nothing changes
+            dh("e6", "11:10", "TAG", "REMOVE", tagUrn=gold),  # already closed: nothing changes
+            dh("e7", "11:20", "TAG", "ADD", tagUrn=gold),  # re-added: a new interval
+            dh("e8", "11:20", "TAG", "REMOVE", tagUrn=gold),  # same instant: zero length
+            dh("d1", "12:00", "LIFECYCLE", "HARD_DELETE", actor="urn:li:corpuser:admin"),
+            dh("e9", "13:00", "TAG", "ADD", tagUrn=PII),  # after the deletion: new life
+        ],
+        fields=[om_tags("f2", "11:00", "updated", old=["PII.Sensitive"], new=["Tier.Tier1"])],
+    )
+    assert_extended_equals_full(tag_timeline.JOB, first, second)
+    extended = build_extended(tag_timeline.JOB, first, second).filter(f"entity_urn in ('{DS}', '{FIELD}')")
+    assert rows(extended, "entity_urn", "tag_urn", "valid_from", "valid_to", "end_reason") == [
+        (DS, gold, "10:10", "10:20", "REMOVED"),
+        (DS, gold, "11:20", "11:20", "REMOVED"),
+        (DS, PII, "10:00", "12:00", "ENTITY_DELETED"),
+        (DS, PII, "13:00", None, None),
+        (FIELD, PII, "10:05", "12:00", "ENTITY_DELETED"),
+    ]
+
+
+@pytest.mark.parametrize("job", [tag_timeline.JOB, ownership_timeline.JOB], ids=["tags", "owners"])
+def test_a_random_in_order_stream_extended_at_any_cut_equals_a_full_rebuild(sources, job):
+    """Hundreds of random DataHub events on two datasets, a field and three tags/owners, with
+    deletions, cut at three instants: the rows after the cut extend the rows before it."""
+    import random
+
+    rng = random.Random(7)
+    entities = [DS, FIELD, "urn:li:dataset:(urn:li:dataPlatform:hive,shop.items,PROD)"]
+    values = ["urn:li:tag:A", "urn:li:tag:B", "urn:li:corpuser:C"]
+    events = []
+    for n in range(240):
+        time = f"{10 + n // 60:02d}:{n % 60:02d}"
+        entity = rng.choice(entities)
+        if rng.random() < 0.05:
+            events.append(dh(f"x{n}", time, "LIFECYCLE", "HARD_DELETE", entity=entity))
+            continue
+        operation = rng.choice(["ADD", "ADD", "REMOVE"])
+        value = rng.choice(values)
+        if job is tag_timeline.JOB:
+            events.append(dh(f"x{n}", time, "TAG", operation, entity=entity, tagUrn=value))
+        else:
+            events.append(
+                dh(f"x{n}", time, "OWNER", operation, entity=entity, ownerUrn=value, ownerType="DATAOWNER")
+            )
+        if rng.random() < 0.1:  # a second event at the same instant
+            events.append(dh(f"y{n}", time, "TAG" if job is tag_timeline.JOB else "OWNER", "REMOVE",
+                             entity=entity, tagUrn=value, ownerUrn=value, ownerType="DATAOWNER"))  # fmt: skip
+    for cut in ("10:30", "11:45", "13:15"):
+        first = sources(datahub=[e for e in events if e["event_time"] <= cut])
+        second = sources(datahub=[e for e in events if e["event_time"] > cut])
+        assert_extended_equals_full(job, first, second)

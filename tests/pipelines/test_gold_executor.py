@@ -99,7 +99,19 @@ def built(spark, config, tmp_path_factory):
 
 def test_later_runs_are_incremental(built):
     _stepwise, _once, modes = built
-    assert modes[: len(JOBS)] == ["full build"] * len(JOBS) and set(modes[len(JOBS) :]) == {"incremental"}
+    assert modes[: len(JOBS)] == ["full build"] * len(JOBS)
+    assert all(mode.startswith("incremental") for mode in modes[len(JOBS) :])
+
+
+def test_timeline_extends_in_order_groups_and_rebuilds_late_ones(built):
+    _stepwise, _once, modes = built
+    timeline = modes[JOBS.index(tag_timeline.JOB) :: len(JOBS)]
+    assert timeline == [
+        "full build",  # no tag event yet
+        "incremental, 0 groups extended, 0 rebuilt from history",  # silver changed, nothing relevant
+        "incremental, 1 groups extended, 0 rebuilt from history",  # ADD, REMOVE after every known event
+        "incremental, 0 groups extended, 1 rebuilt from history",  # the late ADD
+    ]
 
 
 def test_status_event_without_resource_decides_incrementally(built):
