@@ -10,6 +10,8 @@ import sys
 
 from benchmarks.targets import Target, per_event
 
+_INCREMENT_TIMES = {"after": "times after the base's", "inside": "times inside the base's years"}
+
 
 def _table(header: list[str], rows: list[list], align: str) -> str:
     """An aligned text table; `align` has one `<` or `>` per column."""
@@ -86,8 +88,8 @@ def summary_lines(r: dict) -> list[str]:
         f"events {r['events']:,} ({r['landing']['files']} files, {r['landing']['mb']} MB; generated in {r['generate_s']:.1f} s)",
         f"spark start-up            {r['spark_startup_s']:8.2f} s",
         f"full run wall             {full['wall_s']:8.2f} s  ({full['events_per_s']:,} events/s, start-up included)",
-        f"incremental run wall      {incr['wall_s']:8.2f} s  ({incr['events']:,} events in {incr['folder']}/; "
-        f"{r['incremental_share_of_full']:.1%} of full)",
+        f"incremental run wall      {incr['wall_s']:8.2f} s  ({incr['events']:,} events in {incr['folder']}/, "
+        f"{_INCREMENT_TIMES.get(r.get('increment_times'), 'times unknown')}; {r['incremental_share_of_full']:.1%} of full)",
         *_new_process_lines(r.get("new_process_incremental")),
         f"DQ validation (full)      {full['dq_s']:8.2f} s  = {r['dq_share_of_pipeline']:.1%} of pipeline "
         f"(rules {full['dq_rules_s']:.2f}, uniqueness {full['dq_unique_s']:.2f}, ops.dq_results {full['dq_record_s']:.2f})",

@@ -156,7 +156,7 @@ def phase_figures(phase: Phase, memory: dict[str, float]) -> dict:
 def run_new_process(bench: Bench, events: int, seed: int, conf: str | None, tasks: list[str] | None) -> dict:
     """A second increment, run by `benchmarks.new_process` in a fresh interpreter and JVM, as a
     scheduled `lakehouse run` does: its wall time includes Python, Spark's start-up and a cold JIT."""
-    increment, folder = add_increment(bench.landing, events, seed)
+    increment, folder = add_increment(bench.landing, events, seed, bench.increments_after)
     command = [sys.executable, "-m", "benchmarks.new_process"]
     command += ["--warehouse", str(bench.config.warehouse), "--landing", str(bench.landing)]
     if conf:
@@ -284,6 +284,7 @@ class Bench:
     store: object
     sampler: MemorySampler
     instrumentation: Instrumentation
+    increments_after: int | None = None  # base events: increments follow the base in time
 
     @property
     def landing(self) -> Path:
@@ -305,7 +306,8 @@ def _full_and_incremental(
         )
     incremental, folder = Phase("incremental", 0, error="not run: the full run failed"), None
     if full.error is None:
-        increment, folder = add_increment(bench.landing, max(1, round(events * fraction)), seed + 1)
+        size = max(1, round(events * fraction))
+        increment, folder = add_increment(bench.landing, size, seed + 1, bench.increments_after)
         incremental = run_phase(
             bench.instrumentation,
             bench.config,
@@ -341,6 +343,7 @@ def run_size(
     tasks: list[str] | None = None,
     conf: str | None = None,
     new_process: bool = True,
+    increment_times: str = "after",
 ) -> dict:
     """Everything for one size; returns the figures (see `benchmarks.report` for their meaning).
 
@@ -348,7 +351,9 @@ def run_size(
     session is left running. `tasks` restricts the graph to those tasks and their upstream;
     `conf` is a configuration file merged over the defaults, as `lakehouse --conf` takes.
     `new_process`: after the incremental run, one more increment of the same size run in a
-    new process (`benchmarks.new_process`).
+    new process (`benchmarks.new_process`). `increment_times`: "after" (the increments' events
+    follow the base's, as a live feed's next batch) or "inside" (spread over the base's years:
+    every group they touch is rebuilt from its history).
     """
     from pipelines.config import load_config
     from pipelines.graph import load_graph
@@ -361,6 +366,7 @@ def run_size(
     started = time.monotonic()
     generated = generate_landing(landing, events, seed)
     figures: dict = {"events": events, "incremental_fraction": fraction, "seed": seed, "tasks": tasks}
+    figures["increment_times"] = increment_times
     figures |= {"generated": generated, "landing": landing_stats(landing)}
     figures["generate_s"] = round(time.monotonic() - started, 2)
     config = load_config(conf).with_overrides(landing=str(landing), warehouse=str(warehouse))
@@ -374,7 +380,14 @@ def run_size(
     sampler = MemorySampler(spark)
     instrumentation = Instrumentation(spark, sampler, dq_split)
     bench = Bench(
-        workdir, config, graph, spark, open_store(spark, warehouse, config.engine), sampler, instrumentation
+        workdir,
+        config,
+        graph,
+        spark,
+        open_store(spark, warehouse, config.engine),
+        sampler,
+        instrumentation,
+        increments_after=sum(generated.values()) if increment_times == "after" else None,
     )
     sampler.start()
     try:
@@ -458,6 +471,7 @@ def _single(args: argparse.Namespace, spark=None) -> dict:
             tasks=args.tasks,
             conf=args.conf,
             new_process=args.new_process,
+            increment_times=args.increment_times,
         )
     finally:
         if temporary:
@@ -479,6 +493,7 @@ def _workdir(given: str | None, events: int) -> tuple[Path, bool]:
 def _child_command(args: argparse.Namespace, events: int) -> list[str]:
     command = [sys.executable, "-m", "benchmarks.run", "--events", str(events), "--seed", str(args.seed)]
     command += ["--incremental-fraction", str(args.incremental_fraction)]
+    command += ["--increment-times", args.increment_times]
     if args.workdir:
         command += ["--workdir", args.workdir]
     if args.tasks:
@@ -534,6 +549,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--incremental-fraction", type=float, default=0.01, help="new events, as share of --events"
     )
     parser.add_argument("--seed", type=int, default=0, help="generator seed (the increment uses seed + 1)")
+    parser.add_argument(
+        "--increment-times",
+        choices=("after", "inside"),
+        default="after",
+        help="increments follow the base in time (a feed's next batch; default) or fall inside its years",
+    )
     parser.add_argument(
         "--workdir", help="keep landing, warehouse and outputs under DIR/events-<N> (default: temp)"
     )

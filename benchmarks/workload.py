@@ -30,16 +30,24 @@ def generate_landing(landing: Path, events: int, seed: int) -> dict[str, int]:
     return generate(landing, events, seed)
 
 
-def add_increment(landing: Path, events: int, seed: int) -> tuple[dict[str, int], str]:
-    """Generate `events` more records and move them under `<source>/incr-<n>/` (new names, same folders)."""
+def add_increment(
+    landing: Path, events: int, seed: int, after_base_of: int | None = None
+) -> tuple[dict[str, int], str]:
+    """Generate `events` more records and move them under `<source>/incr-<n>/` (new names, same folders).
+
+    `after_base_of`: the base's event count. The increment's times then follow the base's
+    2024-2025 (and the increments before it) at the base's pace, as a live feed's next batch
+    does (its own late arrivals included); None spreads them over 2024-2025, inside the history.
+    """
     from pipelines.generate import generate
 
     number = 1
     while any((landing / source / f"incr-{number}").exists() for source in _sources(landing)):
         number += 1
     folder = f"incr-{number}"
+    window = {} if after_base_of is None else {"window": window_after_base(after_base_of, events, number)}
     with tempfile.TemporaryDirectory(prefix="bench-incr-", dir=landing.parent) as scratch:
-        counts = generate(scratch, events, seed)
+        counts = generate(scratch, events, seed, **window)
         for path in sorted(Path(scratch).rglob("*")):
             if path.is_file():
                 relative = path.relative_to(scratch)
@@ -47,6 +55,16 @@ def add_increment(landing: Path, events: int, seed: int) -> tuple[dict[str, int]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(path), str(target))
     return counts, folder
+
+
+def window_after_base(base_events: int, events: int, number: int) -> tuple[int, int]:
+    """(first, last) epoch ms of increment `number` (1, 2, ...): the time `events` take at the
+    pace of a base of `base_events` over 2024-2025, right after the previous increment's."""
+    from pipelines.generate import END_MS, START_MS
+
+    width = max(1, (END_MS - START_MS) * events // max(base_events, 1))
+    first = END_MS + 1 + (number - 1) * width
+    return first, first + width - 1
 
 
 def _sources(landing: Path) -> list[str]:

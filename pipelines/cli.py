@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pipelines.config import PROJECT_ROOT, Config, ConfigError, load_config
+from pipelines.generate import add_arguments as generate_arguments
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -265,9 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
     bundle.set_defaults(func=cmd_bundle)
 
     gen = sub.add_parser("generate", help="synthetic landing data for all four sources")
-    gen.add_argument("--out", required=True)
-    gen.add_argument("--events", type=int, required=True)
-    gen.add_argument("--seed", type=int, default=0)
+    generate_arguments(gen)  # the module's own options (stdlib only: cheap to import)
     gen.set_defaults(func=cmd_generate)
 
     vac = sub.add_parser(

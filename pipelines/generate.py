@@ -15,7 +15,8 @@ Layout under DIR (every source gets exactly the planned number of records):
                                                              for audit also the malformed records
 Rates: about 2% exact duplicates (same line again, sometimes in a later file),
 1% late arrivals, 0.1% malformed records (truncated JSON or non-JSON text).
-Event times are epoch milliseconds in 2024-2025, strictly increasing per source.
+Event times are epoch milliseconds in 2024-2025 (`--start`, `--end` move the window), strictly
+increasing per source.
 """
 
 from __future__ import annotations
@@ -170,13 +171,16 @@ class _Bag:
         return item in self.pos
 
 
-def make_clock(rng: random.Random, count: int) -> Callable[[], int]:
-    """Strictly increasing epoch-ms times spread over 2024-2025: one jittered slot per record."""
-    width = max(1, (END_MS - START_MS) // max(count, 1))
+def make_clock(
+    rng: random.Random, count: int, start_ms: int = START_MS, end_ms: int = END_MS
+) -> Callable[[], int]:
+    """Strictly increasing epoch-ms times spread over [start_ms, end_ms] (2024-2025 unless told):
+    one jittered slot per record."""
+    width = max(1, (end_ms - start_ms) // max(count, 1))
     slots = itertools.count()
 
     def tick() -> int:
-        return START_MS + next(slots) * width + int(rng.random() * width)
+        return start_ms + next(slots) * width + int(rng.random() * width)
 
     return tick
 
@@ -1278,20 +1282,25 @@ def _drive_dataworks(sink: _Sink, pairs: Iterator[tuple[str, str | None]]) -> in
     return sink.close()
 
 
-def generate(out_dir: str | Path, events: int, seed: int = 0) -> dict[str, int]:
+def generate(
+    out_dir: str | Path, events: int, seed: int = 0, window: tuple[int, int] = (START_MS, END_MS)
+) -> dict[str, int]:
     """Write `events` landing records split over the four sources under `out_dir`; returns records per source.
 
     Example: `generate("/tmp/landing", 100_000, seed=7)` -> `{"datahub_ece": 55000, ...}`.
-    The same arguments always write byte-identical files.
+    The same arguments always write byte-identical files. `window`: the (first, last) epoch ms
+    of the event times, 2024-2025 by default; a later window makes a feed's next batch.
     """
     if events < 0:
         raise ValueError(f"events must be >= 0, got {events}")
+    if window[1] < window[0]:
+        raise ValueError(f"the time window ends before it starts: {window}")
     out = Path(out_dir)
     written: dict[str, int] = {}
     for number, (source, count) in enumerate(split_events(events).items()):
         rng = random.Random(seed * 1_000_003 + number)
         plan = plan_records(rng, count)
-        clock = make_clock(rng, plan.unique)
+        clock = make_clock(rng, plan.unique, *window)
         folder = out / source
         if source == "datahub_ece":
             written[source] = _drive(_Sink(folder, plan, rng), _EceWorld(rng, clock, plan.unique).records())
@@ -1311,11 +1320,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, help="landing folder to write (one sub-folder per source)")
     parser.add_argument("--events", required=True, type=int, help="total records to write over all sources")
     parser.add_argument("--seed", type=int, default=0, help="random seed (same seed, same files)")
+    parser.add_argument(
+        "--start", type=_epoch_ms, default=START_MS, help="first event time, ISO (UTC); default 2024-01-01"
+    )
+    parser.add_argument(
+        "--end", type=_epoch_ms, default=END_MS, help="last event time, ISO (UTC); default end of 2025"
+    )
+
+
+def _epoch_ms(text: str) -> int:
+    """Epoch ms of an ISO date or time (UTC unless it names an offset)."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"not an ISO date or time: {text!r}") from error
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return int(moment.timestamp() * 1000)
 
 
 def main(args: argparse.Namespace) -> int:
     """Run `lakehouse generate`; prints records per source and returns the exit code."""
-    counts = generate(args.out, args.events, args.seed)
+    counts = generate(args.out, args.events, args.seed, window=(args.start, args.end))
     for source, count in counts.items():
         print(f"{source}: {count} records")
     print(f"wrote {sum(counts.values())} records under {Path(args.out).resolve()}")

@@ -27,7 +27,7 @@ from benchmarks.workload import add_increment, generate_landing, restrict_graph
 from pipelines.config import PROJECT_ROOT
 from pipelines.graph import load_graph
 from pipelines.store import open_store
-from tests.reference_model import expected_current_owners, expected_current_tags
+from tests.reference_model import expected_current_owners, expected_current_tags, iter_records, landing_files
 
 EVENTS = 2_000
 # The DataHub and OpenMetadata chains into the two timelines: every kind of stage (bronze, silver with
@@ -261,6 +261,32 @@ def test_increment_lands_under_new_folders_of_each_source(tmp_path):
         (source, "incr-1") for source in ("datahub_ece", "datahub_audit", "openmetadata", "dataworks")
     }
     assert add_increment(landing, 10, seed=3)[1] == "incr-2"
+    shutil.rmtree(landing)
+
+
+def _ece_times(folder: Path) -> list[int]:
+    return [
+        r["auditStamp"]["time"]
+        for path in landing_files(folder)
+        for r in iter_records(path)
+        if isinstance(r, dict)
+    ]
+
+
+def test_increments_after_the_base_follow_it_and_each_other_in_time(tmp_path):
+    """A feed's next batches: later than every base event, at the base's pace, one after another."""
+    landing = tmp_path / "landing"
+    generate_landing(landing, 2_000, seed=1)
+    base = _ece_times(landing / "datahub_ece")
+    add_increment(landing, 200, seed=2, after_base_of=2_000)
+    first = _ece_times(landing / "datahub_ece" / "incr-1")
+    add_increment(landing, 200, seed=3, after_base_of=2_000)
+    second = _ece_times(landing / "datahub_ece" / "incr-2")
+    assert max(base) < min(first) and max(first) < min(second)
+    base_span, first_span = max(base) - min(base), max(first) - min(first)
+    assert 0.05 < first_span / base_span < 0.15  # 10% of the events, about 10% of the time
+    inside = add_increment(landing, 200, seed=4)[1]  # no base given: inside the base's years
+    assert min(base) <= min(_ece_times(landing / "datahub_ece" / inside)) < max(base)
     shutil.rmtree(landing)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import gzip
 import json
 import re
@@ -250,6 +251,24 @@ def test_main_prints_counts(tmp_path, capsys):
     args = parser.parse_args(["--out", str(tmp_path), "--events", "200", "--seed", "3"])
     assert gen.main(args) == 0
     assert "datahub_ece: 110 records" in capsys.readouterr().out
+
+
+def test_a_later_window_makes_the_next_batch_of_a_feed(tmp_path):
+    parser = argparse.ArgumentParser()
+    gen.add_arguments(parser)
+    args = parser.parse_args(
+        ["--out", str(tmp_path), "--events", "2000", "--start", "2026-01-01", "--end", "2026-01-08T00:00"]
+    )
+    assert gen.main(args) == 0
+    start = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc).timestamp() * 1000
+    times = [e["auditStamp"]["time"] for e in _ece_events(tmp_path / "datahub_ece")]
+    times += [r["timestamp"] for r in _records(tmp_path / "openmetadata") if isinstance(r, dict)]
+    assert start <= min(times) and max(times) <= start + 7 * 86_400_000
+    assert max(times) - min(times) > 6 * 86_400_000  # spread over the window, not bunched
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--out", "x", "--events", "1", "--start", "next week"])
+    with pytest.raises(ValueError, match="ends before it starts"):
+        gen.generate(tmp_path / "bad", 10, window=(2, 1))
 
 
 def test_one_million_split_is_exact():
