@@ -11,7 +11,7 @@ rows' counts to its touched rows, reading no history while its sources only
 gained rows.
 
 An `extend` table (timelines) also records the sources' newest `event_time` with
-every commit (`event_time_watermark`, from file statistics). A touched group whose
+every commit (`event_time_watermarks`, from file statistics). A touched group whose
 new rows all come later is extended from its current rows and new rows alone; the
 groups with an earlier (late) new row are rebuilt from their history, in the same
 commit. Events of a live feed mostly arrive in order, so most groups read no history.
