@@ -132,6 +132,27 @@ def test_late_add_rewrites_the_interval_like_a_full_build(built):
     assert start == T0 + 1000  # the late ADD opened it; the later ADD opened nothing
 
 
+def test_an_event_at_the_newest_known_instant_is_rebuilt_not_appended(spark, config, tmp_path):
+    """At one instant an ADD sorts before a REMOVE, so an ADD arriving after a REMOVE of the
+    same millisecond changes nothing; appended after it, it would reopen the tag. The extension
+    only takes events strictly after the newest one known (by more than the statistics'
+    precision); this one is rebuilt from the history, equal to a full build."""
+    stepwise = _context(spark, tmp_path / "stepwise", config)
+    once = _context(spark, tmp_path / "once", config)
+    same_instant_add = _ece("TAG", "ADD", {"tagUrn": "urn:li:tag:pii"}, T0 + 5000, actor="urn:li:corpuser:b")
+    messages = []
+    for batch, records in enumerate([[TAG_ADD, TAG_REMOVE], [same_instant_add]]):
+        _land(stepwise, records, batch)
+        _land(once, records, batch)
+        messages.append(gold_executor.run(tag_timeline.JOB, stepwise).message)
+    gold_executor.run(tag_timeline.JOB, once)
+    assert messages == ["full build", "incremental, 0 groups extended, 1 rebuilt from history"]
+    columns = ("entity_urn", "tag_urn", "valid_from", "valid_to", "is_current", "end_reason")
+    intervals = _rows(stepwise, "gold.tag_timeline", *columns)
+    assert intervals == _rows(once, "gold.tag_timeline", *columns)
+    assert [(i[4], i[5]) for i in intervals] == [(False, "REMOVED")]
+
+
 def test_nothing_new_means_no_commit(built):
     stepwise, _once, _modes = built
     version = stepwise.store.version("gold.tag_timeline")
