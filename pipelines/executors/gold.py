@@ -60,6 +60,25 @@ def _commit_metadata(job: GoldJob, ctx: RunContext, versions: dict[str, int], mo
     return metadata
 
 
+def _as_group_key(job: GoldJob, groups: DataFrame) -> DataFrame:
+    """A frame of touched `_group` values as the table's group column."""
+    return groups.select(F.col(GROUP).alias(job.group_key))
+
+
+def _replace(job: GoldJob, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata) -> int:
+    """Replace the table's rows of `groups` (a frame of `_group`; `values`: the same as Python
+    values when collected, else None) by `rows`, in one commit; returns the rows written."""
+    return ctx.store.replace_groups(
+        rows,
+        job.table,
+        group_key=job.group_key,
+        groups=_as_group_key(job, groups),
+        keys=list(job.row_key),
+        metadata=metadata,
+        group_values=values,
+    )
+
+
 def _full_build(job: GoldJob, ctx: RunContext, versions: dict[str, int]) -> JobResult:
     """Build the whole table in one pass, straight into the write; rows counted from the commit's statistics."""
     inputs = {s: job.relevant(s, ctx.store.read(s)) for s in versions}
@@ -182,17 +201,9 @@ def _accumulate_new_rows(
     scratch = _Scratch(ctx.spark)
     try:
         touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), few)
-        groups = touched.select(F.col(GROUP).alias(job.group_key))
-        current = store.read(job.table).join(groups, job.group_key, "left_semi")
-        return store.replace_groups(
-            job.accumulate(current, job.build(relevant)),
-            job.table,
-            group_key=job.group_key,
-            groups=groups,
-            keys=list(job.row_key),
-            metadata=metadata,
-            group_values=scratch.values(),
-        )
+        current = store.read(job.table).join(_as_group_key(job, touched), job.group_key, "left_semi")
+        rows = job.accumulate(current, job.build(relevant))
+        return _replace(job, ctx, rows, touched, scratch.values(), metadata)
     finally:
         scratch.release()
 
@@ -228,15 +239,7 @@ def _replace_touched_groups(
             if scratch.collected is not None:
                 ctx.touched_groups[remembered] = scratch.collected
         history = {s: rows.join(touched, GROUP, "left_semi") for s, rows in everything.items()}
-        return store.replace_groups(
-            job.build(history),
-            job.table,
-            group_key=job.group_key,
-            groups=touched.select(F.col(GROUP).alias(job.group_key)),
-            keys=list(job.row_key),
-            metadata=metadata,
-            group_values=scratch.values(),
-        )
+        return _replace(job, ctx, job.build(history), touched, scratch.values(), metadata)
     finally:
         scratch.release()
 
@@ -293,9 +296,7 @@ def _replace_extended_and_rebuilt(
     parts = []
     if in_order:
         groups = scratch.local(in_order, schema)
-        current = store.read(job.table).join(
-            groups.withColumnRenamed(GROUP, job.group_key), job.group_key, "left_semi"
-        )
+        current = store.read(job.table).join(_as_group_key(job, groups), job.group_key, "left_semi")
         # with no late group every new row belongs to an extended one: no filter (each would
         # be one more broadcast job of the local groups)
         later = (
@@ -308,15 +309,7 @@ def _replace_extended_and_rebuilt(
         parts.append(job.build(history))
     touched = sorted(in_order + late, key=str)
     rows = _union(parts) if parts else store.read(job.table).limit(0)
-    written = store.replace_groups(
-        rows,
-        job.table,
-        group_key=job.group_key,
-        groups=scratch.local(touched, schema).select(F.col(GROUP).alias(job.group_key)),
-        keys=list(job.row_key),
-        metadata=metadata,
-        group_values=touched,
-    )
+    written = _replace(job, ctx, rows, scratch.local(touched, schema), touched, metadata)
     return written, len(in_order), len(late)
 
 
