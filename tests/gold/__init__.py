@@ -152,9 +152,7 @@ def build_extended(job: GoldJob, first: dict[str, DataFrame], second: dict[str, 
     second batch's rows alone (no history), and replace those groups."""
     result = build_all(job, first)
     touched = touched_groups(job, second)
-    later = {
-        name: job.relevant(name, rows_).join(touched, "_group", "left_semi") for name, rows_ in second.items()
-    }
+    later = {name: job.relevant(name, rows_) for name, rows_ in second.items()}  # all in touched groups
     groups = touched.withColumnRenamed("_group", job.group_key)
     current = result.join(groups, job.group_key, "left_semi")
     kept = result.join(groups, job.group_key, "left_anti")
