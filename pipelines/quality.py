@@ -245,11 +245,17 @@ def _row_level(suite: Suite | None) -> list[Expectation]:
 
 def rule_results(suite: Suite | None) -> list[Column]:
     """Per row-level rule, whether the row fails it and (if so) its value as text: columns that
-    let `measure(..., precomputed=True)` count on a narrow frame without the rules' inputs."""
+    let `measure(..., precomputed=True)` count on a narrow frame without the rules' inputs.
+    Named as `rule_result_names` lists them."""
     columns = []
     for i, exp in enumerate(_row_level(suite)):
         columns += [column(_failing(exp), f"_rule_failed{i}"), column(_example(exp), f"_rule_example{i}")]
     return columns
+
+
+def rule_result_names(suite: Suite | None) -> list[str]:
+    """The names of the `rule_results` columns, to select or drop them."""
+    return [f"_rule_{kind}{i}" for i in range(len(_row_level(suite))) for kind in ("failed", "example")]
 
 
 def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = None, precomputed=False):

@@ -100,6 +100,41 @@ def test_rows_sharing_key_and_record_collapse_to_one(spark, store, config):
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (5, 2, 3)
 
 
+def _counted_job(calls) -> SilverJob:
+    """JOB with `event_id` typed by a Python function that counts its calls in the accumulator
+    `calls`: how often the executor types a row. A record "bad" fails typing (quarantined)."""
+
+    @F.udf("string")
+    def key(raw):
+        calls.add(1)
+        return raw
+
+    def transform(bronze: DataFrame) -> DataFrame:
+        failed = F.when(F.col("raw") == "bad", F.array(F.lit("cast:raw"))).otherwise(F.col(ERRORS_COLUMN))
+        return _typed(bronze).withColumns({"event_id": key("raw"), ERRORS_COLUMN: failed})
+
+    return dataclasses.replace(JOB, transform=transform)
+
+
+def test_each_row_is_typed_once_for_the_checks_quarantine_deduplication_and_write(spark, store, config):
+    calls = spark.sparkContext.accumulator(0)
+    cached_before = len(spark.sparkContext._jsc.getPersistentRDDs())
+    _land(
+        spark,
+        store,
+        [("a", "f1.jsonl", 0, T0, 1), ("a", "f2.jsonl", 0, T0, 1), ("bad", "f1.jsonl", 1, T0, 1)]
+        + [("b", "f1.jsonl", 2, T0, 2)],
+    )
+
+    result = _run(spark, store, config, _counted_job(calls))
+
+    assert (result.rows_in, result.rows_quarantined, result.rows_out, result.rows_duplicate) == (5, 1, 2, 2)
+    assert _written(store) == [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 2)]
+    assert store.read(silver_executor.QUARANTINE).count() == 1
+    assert calls.value == 5  # four records, one typed into two rows: each typed once, not per pass
+    assert len(spark.sparkContext._jsc.getPersistentRDDs()) == cached_before  # the cache is released
+
+
 @pytest.mark.parametrize("broadcast_rows", [silver_executor.BROADCAST_ROWS, 0], ids=["few", "many"])
 def test_keys_already_in_the_table_are_not_written_again(spark, store, config, monkeypatch, broadcast_rows):
     """Both ways of finding the keys already present: probing the table with a broadcast set of
