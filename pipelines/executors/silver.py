@@ -303,9 +303,9 @@ def _process(
     new_rows = store.read_added_since(job.source, watermark)
     suite = _suite(job, ctx)
     checked = _checked(flag_rows(job.transform(new_rows), suite), suite)
-    unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
-    narrow = _narrow(checked, suite, job.dedup_key, unique_columns)
     try:
+        unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
+        narrow = _narrow(checked, suite, job.dedup_key, unique_columns)
         batch = None
         if _keys_are_new(job, ctx, watermark):
             batch = measure_batch(narrow, suite, "_bad", job.dedup_key)

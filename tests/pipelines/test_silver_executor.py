@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 
 import pytest
 from pyspark.sql import DataFrame
@@ -25,6 +26,7 @@ from pyspark.sql import functions as F
 from pipelines.context import RunContext
 from pipelines.executors import silver as silver_executor
 from pipelines.jobs import ERRORS_COLUMN, RowSelector, SilverJob
+from pipelines.quality import QualityGateError
 from pipelines.store import open_store
 from silver import dataworks_approvals
 from silver import dataworks_catalog as catalog
@@ -133,6 +135,25 @@ def test_each_row_is_typed_once_for_the_checks_quarantine_deduplication_and_writ
     assert store.read(silver_executor.QUARANTINE).count() == 1
     assert calls.value == 5  # four records, one typed into two rows: each typed once, not per pass
     assert len(spark.sparkContext._jsc.getPersistentRDDs()) == cached_before  # the cache is released
+
+
+def test_a_run_stopped_by_a_failed_check_releases_its_cached_rows(spark, store, config, tmp_path):
+    rule = {
+        "type": "expect_column_values_to_match_regex",
+        "kwargs": {"column": "event_id", "regex": "^z$"},
+        "meta": {"name": "only_z", "severity": "fail"},
+    }
+    (tmp_path / f"{TABLE}.json").write_text(json.dumps({"name": TABLE, "expectations": [rule]}))
+    strict = config.with_overrides()
+    strict.raw["quality"]["suites_dir"] = str(tmp_path)
+    cached_before = len(spark.sparkContext._jsc.getPersistentRDDs())
+    _land(spark, store, [("a", "f1.jsonl", 0, T0, 1)])
+
+    with pytest.raises(QualityGateError, match="only_z"):
+        _run(spark, store, strict)
+
+    assert len(spark.sparkContext._jsc.getPersistentRDDs()) == cached_before
+    assert not store.exists(TABLE)
 
 
 @pytest.mark.parametrize("broadcast_rows", [silver_executor.BROADCAST_ROWS, 0], ids=["few", "many"])
