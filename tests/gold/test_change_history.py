@@ -78,6 +78,34 @@ def test_rows_from_all_sources(spark):
     assert details["w1"]["status"] == "5" and details["w1"]["status_name"] == "FAILED"
 
 
+def test_a_proposal_sharing_an_entity_changes_id_yields_to_the_change(spark):
+    """A DataHub id does not hash `entityType`: the one way two sources can share an id."""
+    change = dict(
+        event_id="same",
+        event_time="10:00",
+        entity_urn=DS,
+        entity_type="dataset",
+        category="TAG",
+        operation="ADD",
+        modifier="urn:li:tag:PII",
+        actor="ann",
+    )
+    proposal = dict(
+        event_id="same",
+        event_time="10:00",
+        proposal_urn="urn:li:actionRequest:1",
+        operation="ADD",
+        actor="ann",
+        action_request_type="TAG_ASSOCIATION",
+    )
+    other = dict(proposal, event_id="h2", proposal_urn="urn:li:actionRequest:2")
+    batch = sources(spark, datahub_entity_changes=[change], datahub_action_requests=[proposal, other])
+
+    built = build_all(change_history.JOB, batch)
+
+    assert rows(built, "change_id", "entity_urn") == [("h2", "urn:li:actionRequest:2"), ("same", DS)]
+
+
 def test_incremental_equals_full(spark):
     batch = sample(spark)
     first = {name: df.filter("event_id < 'o'") for name, df in batch.items()}
