@@ -249,13 +249,19 @@ def rule_results(suite: Suite | None) -> list[Column]:
     Named as `rule_result_names` lists them."""
     columns = []
     for i, exp in enumerate(_row_level(suite)):
-        columns += [column(_failing(exp), f"_rule_failed{i}"), column(_example(exp), f"_rule_example{i}")]
+        failed, example = _rule_result_names(i)
+        columns += [column(_failing(exp), failed), column(_example(exp), example)]
     return columns
 
 
 def rule_result_names(suite: Suite | None) -> list[str]:
     """The names of the `rule_results` columns, to select or drop them."""
-    return [f"_rule_{kind}{i}" for i in range(len(_row_level(suite))) for kind in ("failed", "example")]
+    return [name for i in range(len(_row_level(suite))) for name in _rule_result_names(i)]
+
+
+def _rule_result_names(index: int) -> tuple[str, str]:
+    """(failed flag, example value) column names of the suite's `index`-th row-level rule."""
+    return f"_rule_failed{index}", f"_rule_example{index}"
 
 
 def measure(flagged: DataFrame, suite: Suite | None, count_flag: str | None = None, precomputed=False):
@@ -280,7 +286,7 @@ def _rule_aggregates(exps: list[Expectation], precomputed: bool) -> list[Column]
     aggs = []
     for i, exp in enumerate(exps):
         if precomputed:
-            failing, example = F.col(f"_rule_failed{i}"), F.col(f"_rule_example{i}")
+            failing, example = (F.col(c) for c in _rule_result_names(i))
         else:
             failing, example = column(_failing(exp)), column(_example(exp))
         aggs += [
