@@ -28,6 +28,9 @@ REQUIRED_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.parser.escapedStringLiterals": "false",
+    # a JSON field that does not fit its type is null, the record's other fields kept: silver parses
+    # each DataHub ECE once with nested types (silver/datahub_catalog.py, `_ENVELOPE_SCHEMA`)
+    "spark.sql.json.enablePartialResults": "true",
 }
 
 

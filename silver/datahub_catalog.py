@@ -35,12 +35,18 @@ from silver.common import (
 CATALOG_PATH = PROJECT_ROOT / "conf" / "catalogs" / "datahub_ece.yaml"
 SOURCE_NAME = "datahub_ece"
 
-# Top-level ECE fields, all as strings: a value of the wrong JSON type stays visible as its JSON
-# text instead of failing the whole record; nested objects are parsed from that text below.
+# One parse of a record types its envelope: scalars as strings (a value of the wrong JSON type stays
+# visible as its JSON text), `parameters` as a map and `auditStamp` as a struct. Spark keeps the
+# other fields when one does not fit its type (`spark.sql.json.enablePartialResults`, set in
+# conf), so a misfit parameters or auditStamp is null there and only such rows are parsed again,
+# as text, to tell an absent value from a wrong one.
+_AUDIT_STAMP_FIELDS = ("actor", "time", "impersonator")
 _ENVELOPE_SCHEMA = (
     "entityUrn string, entityType string, category string, operation string, modifier string, "
-    "parameters string, auditStamp string, version string"
+    f"parameters map<string,string>, auditStamp struct<{', '.join(f + ' string' for f in _AUDIT_STAMP_FIELDS)}>, "
+    "version string"
 )
+_NESTED_AS_TEXT_SCHEMA = "parameters string, auditStamp string"
 _AUDIT_STAMP_SCHEMA = "actor string, time string, impersonator string, _corrupt_record string"
 _SCHEMA_FIELD_PARENT = r"^urn:li:schemaField:\((urn:li:[^:]+:(?:\([^()]*\)|[^,()]*)),.*\)$"
 
@@ -256,19 +262,15 @@ def ece_envelope(bronze: DataFrame) -> DataFrame:
     """
     catalog = load_catalog()
     is_corrupt = name("is_corrupt")
-    parsed = bronze.select(
-        "*",
-        column(
-            when(f"NOT {is_corrupt}", f"from_json({name('raw')}, {literal(_ENVELOPE_SCHEMA)})"), "_record"
-        ),
-    ).select(
-        "*",
-        column(f"from_json({name('_record', 'parameters')}, {literal('map<string,string>')})", "_parameters"),
-        column(
-            f"from_json({name('_record', 'auditStamp')}, {literal(_AUDIT_STAMP_SCHEMA)}, "
-            f"map({literals(['columnNameOfCorruptRecord', '_corrupt_record'])}))",
-            "_stamp",
-        ),
+    parsed = (
+        bronze.select(
+            "*",
+            column(
+                when(f"NOT {is_corrupt}", f"from_json({name('raw')}, {literal(_ENVELOPE_SCHEMA)})"), "_record"
+            ),
+        )
+        .select("*", column(_nested_as_text(), "_nested"))
+        .select("*", column(_parameters_text(), "_parameters"), column(_audit_stamp_text(), "_stamp"))
     )
 
     def record(field: str) -> str:
@@ -293,7 +295,10 @@ def ece_envelope(bronze: DataFrame) -> DataFrame:
         when(f"NOT ({stamp_ok})", literal("cast:auditStamp")),
         when(f"{time} IS NOT NULL AND {event_time} IS NULL", literal("cast:auditStamp.time")),
         cast_error_text(record("version"), "int", "version"),
-        when(f"{record('parameters')} IS NOT NULL AND {parameters} IS NULL", literal("cast:parameters")),
+        when(
+            f"{name('_nested', 'parameters')} IS NOT NULL AND {parameters} IS NULL",
+            literal("cast:parameters"),
+        ),
     ]
     return parsed.select(
         *bronze.columns,
@@ -316,6 +321,37 @@ def ece_envelope(bronze: DataFrame) -> DataFrame:
         ),
         column(f"array({', '.join(envelope_errors)})", "_envelope_errors"),
     )
+
+
+def _nested_as_text() -> str:
+    """struct<parameters, auditStamp> as JSON text, for the well-formed records whose typed
+    parameters or auditStamp is null (absent or a misfit): the only rows parsed twice."""
+    misfit = f"{name('_record', 'parameters')} IS NULL OR {name('_record', 'auditStamp')} IS NULL"
+    return when(
+        f"NOT {name('is_corrupt')} AND ({misfit})",
+        f"from_json({name('raw')}, {literal(_NESTED_AS_TEXT_SCHEMA)})",
+    )
+
+
+def _parameters_text() -> str:
+    """map<string,string>: the parsed map, else the field's text parsed as one (so a JSON-encoded
+    object is accepted, as the text of a parsed object is), else null."""
+    typed = name("_record", "parameters")
+    again = f"from_json({name('_nested', 'parameters')}, {literal('map<string,string>')})"
+    return f"coalesce({typed}, {again})"
+
+
+def _audit_stamp_text() -> str:
+    """struct<actor, time, impersonator, _corrupt_record> (strings): the parsed auditStamp, else its
+    text parsed with an unparseable text kept in `_corrupt_record` (then `cast:auditStamp`)."""
+    typed = name("_record", "auditStamp")
+    fields = ", ".join(f"{literal(f)}, {name('_record', 'auditStamp', f)}" for f in _AUDIT_STAMP_FIELDS)
+    as_parsed = f"named_struct({fields}, {literal('_corrupt_record')}, CAST(NULL AS STRING))"
+    again = (
+        f"from_json({name('_nested', 'auditStamp')}, {literal(_AUDIT_STAMP_SCHEMA)}, "
+        f"map({literals(['columnNameOfCorruptRecord', '_corrupt_record'])}))"
+    )
+    return f"CASE WHEN {typed} IS NOT NULL THEN {as_parsed} ELSE {again} END"
 
 
 def ece_errors(typed: TypedParameters) -> Column:

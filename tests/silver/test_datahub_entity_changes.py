@@ -280,6 +280,31 @@ def test_untypable_values_become_null_with_a_cast_error(spark):
     assert rows[6]["_errors"] == ["cast:auditStamp"] and rows[6]["actor"] is None
 
 
+def test_a_misfit_parameters_or_audit_stamp_keeps_the_rest_and_json_encoded_objects_are_read(spark):
+    """One parse types the envelope: a parameters or auditStamp of the wrong JSON type nulls only
+    itself (the other fields and the id stay), and one sent as JSON-encoded text reads as the
+    object it encodes, with the same id."""
+    tag_add = SPEC_SAMPLES["tag_add"]
+    records = [
+        tag_add,
+        {**tag_add, "parameters": json.dumps(tag_add["parameters"]), "auditStamp": json.dumps(STAMP)},
+        {**tag_add, "parameters": ["tagUrn"], "auditStamp": 5},
+        {**tag_add, "parameters": None, "auditStamp": None},
+    ]
+    rows = datahub_entity_changes.transform(bronze_frame(spark, records)).orderBy("record_index").collect()
+    plain, encoded, misfit, absent = rows
+    assert encoded["_errors"] == [] and encoded["event_id"] == plain["event_id"]
+    assert encoded["parameters"] == {"tagUrn": "urn:li:tag:PII"} and encoded["actor"] == STAMP["actor"]
+    assert misfit["_errors"] == ["cast:auditStamp", "cast:parameters"]
+    assert misfit["parameters"] is None and misfit["actor"] is None and misfit["event_time"] is None
+    assert (misfit["entity_urn"], misfit["category"], misfit["modifier"]) == (
+        DATASET,
+        "TAG",
+        "urn:li:tag:PII",
+    )
+    assert absent["_errors"] == [] and absent["parameters"] is None and absent["actor"] is None
+
+
 def test_corrupt_rows_are_kept_with_a_bronze_corrupt_error(spark):
     rows = datahub_entity_changes.transform(
         bronze_frame(spark, ['{"entityUrn": "urn:li:dataset:abc", ', "[1, 2]", SPEC_SAMPLES["tag_add"]])
