@@ -198,6 +198,7 @@ def _deduplicate_and_append(
             job.table,
             partition_by=list(job.partition_by),
             metadata=commit,
+            rows=rows_out,
         )
         return rows_out, uniqueness
     finally:
@@ -230,6 +231,7 @@ def _append_new_keys(
         job.table,
         partition_by=list(job.partition_by),
         metadata=commit,
+        rows=batch.accepted,
     )
     return batch.accepted, batch.accepted_uniqueness
 

@@ -130,11 +130,18 @@ class TableStore:
             self.engine.append_rows(rows, schema, self.path(name))
 
     def append(
-        self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None
+        self,
+        df: DataFrame,
+        name: str,
+        partition_by: list[str] | None = None,
+        metadata: dict | None = None,
+        rows: int | None = None,
     ) -> None:
-        """Add rows in one atomic commit (creates the table on first use)."""
+        """Add rows in one atomic commit (creates the table on first use). `rows`: how many rows
+        `df` holds, when the caller counted them (a cached batch); an engine may then write a
+        small frame without a Spark write."""
         with _writing(self.path(name)):
-            self.engine.append(df, self.path(name), partition_by or [], _encode(metadata))
+            self.engine.append(df, self.path(name), partition_by or [], _encode(metadata), rows)
 
     def commit_no_rows(
         self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None

@@ -38,10 +38,19 @@ from pipelines.store.arrow_rows import (
 )
 from pipelines.store.delta_log import commit_actions, data_file_path
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
-from pipelines.store.parquet_files import publish_staged_files, staging_dir, temporary_dir
+from pipelines.store.parquet_files import (
+    publish_staged_files,
+    staging_dir,
+    temporary_dir,
+    write_arrow_staging,
+)
 from pipelines.store.snapshots import LatestSnapshots
 
 COMMIT_RETRIES = 5
+# An append of at most this many rows, counted by the caller, is collected as Arrow and written
+# by pyarrow: a Spark write costs ~0.1 s more than the collect however few the rows (2,000
+# cached rows: 0.10-0.13 s against 0.02-0.03 s), paid by every silver table each run.
+ARROW_WRITE_ROWS = 50_000
 
 
 def _nullable_type(dtype: pa.DataType) -> pa.DataType:
@@ -310,12 +319,17 @@ class DeltaRsEngine(Engine):
         except CommitFailedError as exc:
             raise ConcurrentWriteError(f"commit to {path} conflicted with another writer: {exc}") from exc
 
-    def append(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
+    def append(
+        self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None, rows: int | None = None
+    ) -> None:
         table = self._table(path)
         if table is not None:
             df = self._aligned(df, table)
             partition_by = table.metadata().partition_columns
-        actions = self._stage(df, path, partition_by)
+        if rows is not None and rows <= ARROW_WRITE_ROWS and not partition_by:
+            actions = publish_staged_files(write_arrow_staging(df.toArrow(), path), path, [])
+        else:
+            actions = self._stage(df, path, partition_by)
         self._commit(path, df, partition_by, actions, "append", None, metadata)
 
     def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:

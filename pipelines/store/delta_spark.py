@@ -66,7 +66,7 @@ class DeltaSparkEngine(Engine):
             return ConcurrentWriteError(f"commit to {path} conflicted with another writer: {exc}")
         return exc
 
-    def append(self, df, path, partition_by, metadata) -> None:
+    def append(self, df, path, partition_by, metadata, rows=None) -> None:
         try:
             self._writer(df, "append", partition_by, metadata).save(path)
         except Exception as exc:

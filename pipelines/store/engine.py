@@ -49,7 +49,10 @@ class Engine(ABC):
         """Rows of the data files added after `version` (meaningful for append-only tables)."""
 
     @abstractmethod
-    def append(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None: ...
+    def append(
+        self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None, rows: int | None = None
+    ) -> None:
+        """`rows`: the caller's count of `df`'s rows, if known (engines may ignore it)."""
 
     def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
         """A commit that adds no rows: creates the table with `df`'s columns, or only records

@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 from urllib.parse import unquote
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from deltalake.transaction import AddAction
 
@@ -100,6 +101,21 @@ TEMPORARY = "_tmp"  # <warehouse>/_tmp/<uuid>: a merge's source, deleted when th
 def staging_dir(table_path: str) -> str:
     """A fresh folder under the table for one write; never referenced by the Delta log."""
     return os.path.join(table_path, STAGING, uuid.uuid4().hex)
+
+
+def write_arrow_staging(rows: pa.Table, table_path: str) -> str:
+    """Write `rows` as one Parquet file in a fresh staging folder, returned (as a Spark write
+    would leave it for `publish_staged_files`): snappy, with statistics, no Arrow schema kept
+    (Spark and delta-rs read the Delta schema)."""
+    staging = staging_dir(table_path)
+    os.makedirs(staging)
+    pq.write_table(
+        rows,
+        os.path.join(staging, f"part-00000-{uuid.uuid4()}.parquet"),
+        compression="snappy",
+        store_schema=False,
+    )
+    return staging
 
 
 def temporary_dir(table_path: str) -> str:

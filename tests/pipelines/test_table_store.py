@@ -7,6 +7,7 @@ import os
 import time
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 from pyspark.sql import Row
@@ -321,6 +322,64 @@ def test_append_rows_writes_small_rows_readable_by_spark(any_store, spark):
     rows = _sorted(any_store.read("ops.o"), "id", "note")
     assert rows == [(1, None), (2, "x")]
     assert any_store.read("ops.o").first()["at"].replace(tzinfo=None) == when.replace(tzinfo=None)
+
+
+def _spark_wrote(path: str) -> list[bool]:
+    """Per live data file of the table: does its footer carry Spark's schema (a Spark write)?"""
+    files = DeltaTable(path).file_uris()
+    return [
+        b"org.apache.spark.sql.parquet.row.metadata" in (pq.read_metadata(f).metadata or {}) for f in files
+    ]
+
+
+def test_an_append_of_counted_rows_written_by_arrow_equals_a_spark_write(store, spark, monkeypatch):
+    """The caller's row count lets the delta-rs engine collect a small frame and write it with
+    pyarrow: the rows, types and file statistics are those of a Spark write."""
+    # one file either way (coalesce), so the statistics compare file to file
+    frame = (
+        spark.createDataFrame(
+            [
+                (
+                    1,
+                    "a",
+                    None,
+                    dt.datetime(2024, 1, 1, 12, 0, 1, 123456, tzinfo=UTC),
+                    dt.date(2024, 1, 1),
+                    True,
+                ),
+                (2, None, 2.5, dt.datetime(2024, 3, 1, 0, 0, 0, 7, tzinfo=UTC), None, None),
+            ],
+            "id long, name string, score double, at timestamp, day date, flag boolean",
+        )
+        .selectExpr(
+            "*",
+            "map('k', name, 'n', cast(id as string)) AS tags",
+            "array(named_struct('urn', name, 'at', at)) AS items",
+        )
+        .coalesce(1)
+    )
+    store.append(frame, "silver.by_spark")
+    store.append(frame, "silver.by_arrow", rows=2)
+    monkeypatch.setattr("pipelines.store.delta_rs.ARROW_WRITE_ROWS", 1)
+    store.append(frame, "silver.too_many", rows=2)
+    assert _spark_wrote(store.path("silver.by_arrow")) == [False]
+    assert (
+        set(_spark_wrote(store.path("silver.by_spark")))
+        == set(_spark_wrote(store.path("silver.too_many")))
+        == {True}
+    )
+    by_spark, by_arrow = store.read("silver.by_spark"), store.read("silver.by_arrow")
+    assert by_arrow.schema == by_spark.schema
+    assert by_arrow.orderBy("id").collect() == by_spark.orderBy("id").collect()
+    assert store.max_micros("silver.by_arrow", "at") == store.max_micros("silver.by_spark", "at")
+    assert _file_statistics(store.path("silver.by_arrow")) == _file_statistics(store.path("silver.by_spark"))
+
+
+def _file_statistics(path: str) -> dict:
+    """The Delta statistics of a table's one data file (rows, nulls, min and max per column)."""
+    actions = pa.table(DeltaTable(path).get_add_actions(flatten=True)).to_pydict()
+    kept = ("num_records", "null_count.", "min.", "max.")
+    return {column: values for column, values in actions.items() if column.startswith(kept)}
 
 
 def test_count_added_since_matches_the_rows_read(any_store, spark):
