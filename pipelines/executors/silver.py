@@ -324,7 +324,12 @@ def _process(
             )
         rejected = narrow.where(F.col("_bad"))
         if quarantined:
-            store.merge(quarantine_rows(rejected, job.table, ctx), QUARANTINE, keys=["quarantine_id"])
+            store.merge(
+                quarantine_rows(rejected, job.table, ctx),
+                QUARANTINE,
+                keys=["quarantine_id"],
+                rows=quarantined,
+            )
         faults.checkpoint("silver_after_quarantine", job.table)
 
         commit = _watermark_commit(job, ctx, source_version)

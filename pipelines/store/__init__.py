@@ -138,8 +138,8 @@ class TableStore:
         rows: int | None = None,
     ) -> None:
         """Add rows in one atomic commit (creates the table on first use). `rows`: how many rows
-        `df` holds, when the caller counted them (a cached batch); an engine may then write a
-        small frame without a Spark write."""
+        `df` holds (or at most), when the caller counted them (a cached batch); an engine may
+        then write a small frame without a Spark write."""
         with _writing(self.path(name)):
             self.engine.append(df, self.path(name), partition_by or [], _encode(metadata), rows)
 
@@ -170,10 +170,12 @@ class TableStore:
         keys: list[str],
         delete_flag: str | None = None,
         metadata: dict | None = None,
+        rows: int | None = None,
     ) -> None:
-        """Upsert on `keys`; a true `delete_flag` column deletes the matching row instead."""
+        """Upsert on `keys`; a true `delete_flag` column deletes the matching row instead.
+        `rows`: as for `append`."""
         with _writing(self.path(name)):
-            self.engine.merge(df, self.path(name), keys, delete_flag, _encode(metadata))
+            self.engine.merge(df, self.path(name), keys, delete_flag, _encode(metadata), rows)
 
     def replace_groups(
         self,

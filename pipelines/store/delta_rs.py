@@ -42,15 +42,20 @@ from pipelines.store.parquet_files import (
     publish_staged_files,
     staging_dir,
     temporary_dir,
-    write_arrow_staging,
+    write_arrow_file,
 )
 from pipelines.store.snapshots import LatestSnapshots
 
 COMMIT_RETRIES = 5
-# An append of at most this many rows, counted by the caller, is collected as Arrow and written
-# by pyarrow: a Spark write costs ~0.1 s more than the collect however few the rows (2,000
-# cached rows: 0.10-0.13 s against 0.02-0.03 s), paid by every silver table each run.
+# An append (or a merge's source) of at most this many rows, counted by the caller, is collected
+# as Arrow and written by pyarrow: a Spark write costs ~0.1 s more than the collect however few
+# the rows (2,000 cached rows: 0.10-0.13 s against 0.02-0.03 s), paid by every silver table each run.
 ARROW_WRITE_ROWS = 50_000
+
+
+def _few(rows: int | None) -> bool:
+    """A frame the caller counted and found small enough to collect as Arrow (`ARROW_WRITE_ROWS`)."""
+    return rows is not None and rows <= ARROW_WRITE_ROWS
 
 
 def _nullable_type(dtype: pa.DataType) -> pa.DataType:
@@ -326,8 +331,10 @@ class DeltaRsEngine(Engine):
         if table is not None:
             df = self._aligned(df, table)
             partition_by = table.metadata().partition_columns
-        if rows is not None and rows <= ARROW_WRITE_ROWS and not partition_by:
-            actions = publish_staged_files(write_arrow_staging(df.toArrow(), path), path, [])
+        if _few(rows) and not partition_by:
+            staging = staging_dir(path)
+            write_arrow_file(df.toArrow(), staging)
+            actions = publish_staged_files(staging, path, [])
         else:
             actions = self._stage(df, path, partition_by)
         self._commit(path, df, partition_by, actions, "append", None, metadata)
@@ -402,16 +409,19 @@ class DeltaRsEngine(Engine):
         metrics = table.optimize.compact(target_size=target_bytes, commit_properties=self._props(None))
         return Compaction(files_removed=metrics["numFilesRemoved"], files_added=metrics["numFilesAdded"])
 
-    def merge(self, df, path, keys, delete_flag, metadata) -> None:
+    def merge(self, df, path, keys, delete_flag, metadata, rows=None) -> None:
         table = self._table(path)
         if table is None:
             to_insert = df.where(~F.col(delete_flag)).drop(delete_flag) if delete_flag else df
-            self.append(to_insert, path, [], metadata)
+            self.append(to_insert, path, [], metadata, rows)
             return
         columns = [c for c in df.columns if c != delete_flag]
         source_dir = temporary_dir(path)
         try:
-            df.write.parquet(source_dir)
+            if _few(rows):
+                write_arrow_file(df.toArrow(), source_dir)
+            else:
+                df.write.parquet(source_dir)
             source = pads.dataset(source_dir, format="parquet")
             if source.count_rows() == 0:
                 return

@@ -88,7 +88,7 @@ class DeltaSparkEngine(Engine):
         except Exception as exc:
             raise self._conflict(exc, path) from exc
 
-    def merge(self, df, path, keys, delete_flag, metadata) -> None:
+    def merge(self, df, path, keys, delete_flag, metadata, rows=None) -> None:
         if not self.exists(path):
             to_insert = df.where(~F.col(delete_flag)).drop(delete_flag) if delete_flag else df
             self.append(to_insert, path, [], metadata)

@@ -52,7 +52,7 @@ class Engine(ABC):
     def append(
         self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None, rows: int | None = None
     ) -> None:
-        """`rows`: the caller's count of `df`'s rows, if known (engines may ignore it)."""
+        """`rows`: the caller's count of `df`'s rows (or a bound), if known; engines may ignore it."""
 
     def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
         """A commit that adds no rows: creates the table with `df`'s columns, or only records
@@ -139,9 +139,16 @@ class Engine(ABC):
 
     @abstractmethod
     def merge(
-        self, df: DataFrame, path: str, keys: list[str], delete_flag: str | None, metadata: str | None
+        self,
+        df: DataFrame,
+        path: str,
+        keys: list[str],
+        delete_flag: str | None,
+        metadata: str | None,
+        rows: int | None = None,
     ) -> None:
-        """Upsert `df` on `keys`; rows whose `delete_flag` column is true delete their match."""
+        """Upsert `df` on `keys`; rows whose `delete_flag` column is true delete their match.
+        `rows`: as for `append`."""
 
     def replace_groups(
         self,

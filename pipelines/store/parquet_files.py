@@ -103,19 +103,13 @@ def staging_dir(table_path: str) -> str:
     return os.path.join(table_path, STAGING, uuid.uuid4().hex)
 
 
-def write_arrow_staging(rows: pa.Table, table_path: str) -> str:
-    """Write `rows` as one Parquet file in a fresh staging folder, returned (as a Spark write
-    would leave it for `publish_staged_files`): snappy, with statistics, no Arrow schema kept
-    (Spark and delta-rs read the Delta schema)."""
-    staging = staging_dir(table_path)
-    os.makedirs(staging)
-    pq.write_table(
-        rows,
-        os.path.join(staging, f"part-00000-{uuid.uuid4()}.parquet"),
-        compression="snappy",
-        store_schema=False,
-    )
-    return staging
+def write_arrow_file(rows: pa.Table, folder: str) -> None:
+    """Write `rows` as one Parquet file in `folder` (created), as a Spark write would leave it for
+    `publish_staged_files` or a merge: snappy, with statistics, no Arrow schema kept (Spark and
+    delta-rs read the Delta schema)."""
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, f"part-00000-{uuid.uuid4()}.parquet")
+    pq.write_table(rows, target, compression="snappy", store_schema=False)
 
 
 def temporary_dir(table_path: str) -> str:

@@ -83,7 +83,8 @@ def test_partition_columns_survive_with_odd_values(any_store, spark):
     assert _sorted(any_store.read("gold.p"), "id", "day") == [(1, "x/y = z"), (2, None)]
 
 
-def test_merge_upserts_and_deletes(any_store, spark):
+@pytest.mark.parametrize("counted", [None, 4], ids=["spark-written-source", "counted-source-by-arrow"])
+def test_merge_upserts_and_deletes(any_store, spark, counted):
     any_store.append(_rows(spark, [(1, "a", "d"), (2, "b", "d"), (3, "c", "d")]), "gold.m")
     changes = spark.createDataFrame(
         [
@@ -93,8 +94,10 @@ def test_merge_upserts_and_deletes(any_store, spark):
             Row(id=5, name="e", day="d", ts=dt.datetime(2024, 2, 1, tzinfo=UTC), _delete=True),
         ]
     )
-    any_store.merge(changes, "gold.m", keys=["id"], delete_flag="_delete")
+    any_store.merge(changes, "gold.m", keys=["id"], delete_flag="_delete", rows=counted)
     assert _sorted(any_store.read("gold.m"), "id", "name") == [(1, "a"), (2, "B"), (4, "d")]
+    updated = any_store.read("gold.m").where("id = 2").first()["ts"]
+    assert updated.replace(tzinfo=None) == dt.datetime(2024, 2, 1)
 
 
 def _grouped(spark, items, **extra):
