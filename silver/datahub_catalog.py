@@ -41,13 +41,13 @@ SOURCE_NAME = "datahub_ece"
 # conf), so a misfit parameters or auditStamp is null there and only such rows are parsed again,
 # as text, to tell an absent value from a wrong one.
 _AUDIT_STAMP_FIELDS = ("actor", "time", "impersonator")
+_AUDIT_STAMP_STRINGS = ", ".join(f"{field} string" for field in _AUDIT_STAMP_FIELDS)
 _ENVELOPE_SCHEMA = (
     "entityUrn string, entityType string, category string, operation string, modifier string, "
-    f"parameters map<string,string>, auditStamp struct<{', '.join(f + ' string' for f in _AUDIT_STAMP_FIELDS)}>, "
-    "version string"
+    f"parameters map<string,string>, auditStamp struct<{_AUDIT_STAMP_STRINGS}>, version string"
 )
 _NESTED_AS_TEXT_SCHEMA = "parameters string, auditStamp string"
-_AUDIT_STAMP_SCHEMA = "actor string, time string, impersonator string, _corrupt_record string"
+_AUDIT_STAMP_SCHEMA = f"{_AUDIT_STAMP_STRINGS}, _corrupt_record string"
 _SCHEMA_FIELD_PARENT = r"^urn:li:schemaField:\((urn:li:[^:]+:(?:\([^()]*\)|[^,()]*)),.*\)$"
 
 

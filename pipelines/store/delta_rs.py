@@ -291,7 +291,13 @@ class DeltaRsEngine(Engine):
         writer.parquet(staging)
         return staging
 
-    def _stage(self, df: DataFrame, path: str, partition_by: list[str]):
+    def _stage(self, df: DataFrame, path: str, partition_by: list[str], rows: int | None = None):
+        """Write `df`'s files into the table folder and describe them (add actions), uncommitted:
+        by pyarrow when the caller counted few `rows` (`ARROW_WRITE_ROWS`), else by Spark."""
+        if _few(rows) and not partition_by:
+            staging = staging_dir(path)
+            write_arrow_file(df.toArrow(), staging)
+            return publish_staged_files(staging, path, [])
         return publish_staged_files(self._write_staging(df, path, partition_by), path, partition_by)
 
     @staticmethod
@@ -333,12 +339,7 @@ class DeltaRsEngine(Engine):
         if table is not None:
             df = self._aligned(df, table)
             partition_by = table.metadata().partition_columns
-        if _few(rows) and not partition_by:
-            staging = staging_dir(path)
-            write_arrow_file(df.toArrow(), staging)
-            actions = publish_staged_files(staging, path, [])
-        else:
-            actions = self._stage(df, path, partition_by)
+        actions = self._stage(df, path, partition_by, rows)
         self._commit(path, df, partition_by, actions, "append", None, metadata)
 
     def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
