@@ -35,11 +35,11 @@ from silver.common import (
 CATALOG_PATH = PROJECT_ROOT / "conf" / "catalogs" / "datahub_ece.yaml"
 SOURCE_NAME = "datahub_ece"
 
-# One parse of a record types its envelope: scalars as strings (a value of the wrong JSON type stays
-# visible as its JSON text), `parameters` as a map and `auditStamp` as a struct. Spark keeps the
-# other fields when one does not fit its type (`spark.sql.json.enablePartialResults`, set in
-# conf), so a misfit parameters or auditStamp is null there and only such rows are parsed again,
-# as text, to tell an absent value from a wrong one.
+# One parse of a record types its envelope: scalars as strings (a value of the wrong JSON type
+# stays visible as its JSON text), `parameters` as a map and `auditStamp` as a struct. Spark keeps
+# the other fields when one does not fit its type (`spark.sql.json.enablePartialResults`, always
+# set: `pipelines/spark.py: REQUIRED_CONF`), so a misfit parameters or auditStamp is null there
+# and only such rows are parsed again, as text, to tell an absent value from a wrong one.
 _AUDIT_STAMP_FIELDS = ("actor", "time", "impersonator")
 _AUDIT_STAMP_STRINGS = ", ".join(f"{field} string" for field in _AUDIT_STAMP_FIELDS)
 _ENVELOPE_SCHEMA = (

@@ -282,23 +282,30 @@ class DeltaRsEngine(Engine):
             df = df.withColumn(field.name, F.lit(None).cast(field.dataType))
         return df
 
-    def _write_staging(self, df: DataFrame, path: str, partition_by: list[str]) -> str:
-        """Spark writes `df` into a fresh `<table>/_staging/<uuid>` folder, returned; nothing is published."""
-        staging = staging_dir(path)
+    def _write_parquet(
+        self, df: DataFrame, folder: str, partition_by: list[str], rows: int | None = None
+    ) -> None:
+        """`df` as Parquet files in the new `folder`: one file by pyarrow when the caller counted few
+        `rows` (`ARROW_WRITE_ROWS`) and nothing is partitioned, else a Spark write."""
+        if _few(rows) and not partition_by:
+            write_arrow_file(df.toArrow(), folder)
+            return
         writer = df.write.mode("errorifexists")
         if partition_by:
             writer = writer.partitionBy(*partition_by)
-        writer.parquet(staging)
+        writer.parquet(folder)
+
+    def _write_staging(
+        self, df: DataFrame, path: str, partition_by: list[str], rows: int | None = None
+    ) -> str:
+        """`df` written into a fresh `<table>/_staging/<uuid>` folder, returned; nothing is published."""
+        staging = staging_dir(path)
+        self._write_parquet(df, staging, partition_by, rows)
         return staging
 
     def _stage(self, df: DataFrame, path: str, partition_by: list[str], rows: int | None = None):
-        """Write `df`'s files into the table folder and describe them (add actions), uncommitted:
-        by pyarrow when the caller counted few `rows` (`ARROW_WRITE_ROWS`), else by Spark."""
-        if _few(rows) and not partition_by:
-            staging = staging_dir(path)
-            write_arrow_file(df.toArrow(), staging)
-            return publish_staged_files(staging, path, [])
-        return publish_staged_files(self._write_staging(df, path, partition_by), path, partition_by)
+        """Write `df`'s files into the table folder and describe them (add actions), uncommitted."""
+        return publish_staged_files(self._write_staging(df, path, partition_by, rows), path, partition_by)
 
     @staticmethod
     def _props(metadata: str | None) -> CommitProperties:
@@ -421,10 +428,7 @@ class DeltaRsEngine(Engine):
         columns = [c for c in df.columns if c != delete_flag]
         source_dir = temporary_dir(path)
         try:
-            if _few(rows):
-                write_arrow_file(df.toArrow(), source_dir)
-            else:
-                df.write.parquet(source_dir)
+            self._write_parquet(df, source_dir, [], rows)
             source = pads.dataset(source_dir, format="parquet")
             if source.count_rows() == 0:
                 return
