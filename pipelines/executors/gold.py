@@ -130,16 +130,38 @@ class _Scratch:
             frame.unpersist()
 
 
-def run(job: GoldJob, ctx: RunContext) -> JobResult:
+def _versions(job: GoldJob, ctx: RunContext) -> tuple[dict[str, int], dict]:
+    """(the versions of the sources that exist, what the table's last commit recorded)."""
     store = ctx.store
     versions = {s: store.version(s) for s in job.sources}
     present = {s: v for s, v in versions.items() if v is not None}
+    recorded = store.last_commit_metadata(job.table, WATERMARKS) if store.exists(job.table) else {}
+    return present, recorded
+
+
+def _full_build_needed(present: dict[str, int], seen: dict | None) -> bool:
+    """No build yet, or a source the last one did not read."""
+    return not seen or any(s not in seen for s in present)
+
+
+def pending_rows(job: GoldJob, ctx: RunContext) -> int:
+    """Source rows this task has yet to read (every row for a full build; Delta statistics, no
+    Spark job): what the runner weighs a task by (`pipelines.runner`)."""
+    present, recorded = _versions(job, ctx)
+    seen = recorded.get(WATERMARKS)
+    if _full_build_needed(present, seen):
+        return sum(ctx.store.count_added_since(s, None) for s in present)
+    return sum(ctx.store.count_added_since(s, seen[s]) for s, v in present.items() if v > seen[s])
+
+
+def run(job: GoldJob, ctx: RunContext) -> JobResult:
+    store = ctx.store
+    present, recorded = _versions(job, ctx)
     if not present:
         return JobResult(status="SKIPPED", message="no source table exists yet")
-    recorded = store.last_commit_metadata(job.table, WATERMARKS) if store.exists(job.table) else {}
     seen = recorded.get(WATERMARKS)
     limit = ctx.config.profile.get("small_input_rows")
-    if not seen or any(s not in seen for s in present):
+    if _full_build_needed(present, seen):
         rows = sum(store.count_added_since(s, None) for s in present)
         with small_input_mode(ctx.spark, rows, limit):
             return _full_build(job, ctx, present)

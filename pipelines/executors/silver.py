@@ -236,13 +236,32 @@ def _append_new_keys(
     return batch.accepted, batch.accepted_uniqueness
 
 
+def _versions(job: SilverJob, ctx: RunContext) -> tuple[int | None, int | None]:
+    """(the source version the table reflects, the source's version now); None when unknown."""
+    source_version = ctx.store.version(job.source)
+    watermark = ctx.store.last_metadata(job.table, WATERMARK) if ctx.store.exists(job.table) else None
+    return watermark, source_version
+
+
+def _up_to_date(watermark: int | None, source_version: int) -> bool:
+    return watermark is not None and watermark >= source_version
+
+
+def pending_rows(job: SilverJob, ctx: RunContext) -> int:
+    """Source rows this task has yet to type (Delta statistics, no Spark job): what the runner
+    weighs a task by (`pipelines.runner`)."""
+    watermark, source_version = _versions(job, ctx)
+    if source_version is None or _up_to_date(watermark, source_version):
+        return 0
+    return ctx.store.count_added_since(job.source, watermark)
+
+
 def run(job: SilverJob, ctx: RunContext) -> JobResult:
     store = ctx.store
-    source_version = store.version(job.source)
+    watermark, source_version = _versions(job, ctx)
     if source_version is None:
         return JobResult(status="SKIPPED", message=f"{job.source} does not exist yet")
-    watermark = store.last_metadata(job.table, WATERMARK) if store.exists(job.table) else None
-    if watermark is not None and watermark >= source_version:
+    if _up_to_date(watermark, source_version):
         return JobResult(status="SKIPPED", message="up to date")
     source_rows = store.count_added_since(job.source, watermark)
     limit = ctx.config.profile.get("small_input_rows")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import json
 import os
@@ -10,7 +11,10 @@ import shutil
 import pytest
 from pyspark.sql import functions as F
 
+from bronze.datahub_entity_change_events import JOB as ece_job
 from pipelines import ingestion_log
+from pipelines.context import RunContext
+from pipelines.executors import bronze as bronze_executor
 from pipelines.landing import landing_key
 from pipelines.runner import run_pipeline
 
@@ -125,6 +129,24 @@ def test_rerun_lands_nothing_new_and_new_files_only_add(config, spark, landing, 
     (landing / "datahub_ece" / "copy_of_one.jsonl").write_text('{"a":1}\n{"a":2}\n')  # same content, new name
     _run(config, spark, landing, warehouse)
     assert _bronze(store).count() == 5
+
+
+def test_pending_rows_weigh_the_files_not_ingested_by_their_size(config, spark, landing, warehouse, store):
+    """What the runner weighs a bronze task by (`pipelines.runner`): new files' bytes, no file opened."""
+    settings = config.with_overrides(landing=str(landing), warehouse=str(warehouse))
+    ctx = RunContext(spark, store, settings, "run-test", dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
+    (landing / "datahub_ece" / "one.jsonl").write_text('{"a":1}\n' * 600)  # 4,800 bytes
+    with gzip.open(landing / "datahub_ece" / "two.jsonl.gz", "wt") as handle:
+        handle.write('{"b":2}\n' * 600)
+    packed = (landing / "datahub_ece" / "two.jsonl.gz").stat().st_size
+    expected = (4800 + packed * bronze_executor.GZIP_RATIO) // bronze_executor.LANDING_BYTES_PER_RECORD
+    assert bronze_executor.pending_rows(ece_job, ctx) == expected
+
+    _run(config, spark, landing, warehouse)
+    assert bronze_executor.pending_rows(ece_job, ctx) == 0
+
+    (landing / "datahub_ece" / "three.jsonl").write_text('{"c":3}\n' * 64)
+    assert bronze_executor.pending_rows(ece_job, ctx) == 512 // bronze_executor.LANDING_BYTES_PER_RECORD
 
 
 def test_file_names_with_glob_characters_are_read_as_themselves(config, spark, landing, warehouse, store):

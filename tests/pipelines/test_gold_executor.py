@@ -230,3 +230,17 @@ def test_proposal_tables_find_their_touched_groups_once_per_run(spark, config, t
         assert _rows(stepwise, job.table, *columns) == _rows(once, job.table, *columns)
     decided = _rows(stepwise, "gold.proposal_events", "event", "status_rule")
     assert ("ACCEPTED", "STATUS_EVENT") in decided
+
+
+def test_pending_rows_weigh_a_full_build_by_every_row_and_later_runs_by_new_rows(spark, config, tmp_path):
+    """What the runner weighs a gold task by (`pipelines.runner`), from Delta statistics."""
+    ctx = _context(spark, tmp_path, config)
+    _land(ctx, [PROPOSE_TAG, TAG_ADD], 0)
+    entity_rows = ctx.store.count_added_since(datahub_entity_changes.JOB.table, None)
+    assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == entity_rows > 0
+
+    gold_executor.run(tag_timeline.JOB, ctx)
+    assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == 0
+
+    _land(ctx, [TAG_REMOVE], 1)
+    assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == 1
