@@ -119,19 +119,27 @@ def load_config(path: str | Path | None = None) -> Config:
     return Config(raw)
 
 
+def _whole_number(value, least: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= least
+
+
 def _validate(raw: dict, origin: str) -> None:
     if raw["profile"] not in raw["profiles"]:
         raise ConfigError(f"{origin}: profile '{raw['profile']}' is not one of {sorted(raw['profiles'])}")
     if raw["storage"]["engine"] not in ENGINES:
         raise ConfigError(f"{origin}: storage.engine must be one of {ENGINES}")
+    parallel = raw["run"]["parallel_tasks"]
+    if parallel != "auto" and not _whole_number(parallel, 1):
+        raise ConfigError(
+            f"{origin}: run.parallel_tasks must be 'auto' or a whole number >= 1, got {parallel!r}"
+        )
     for section, key, least in (
-        ("run", "parallel_tasks", 1),
         ("maintenance", "compact_min_files", 0),
         ("maintenance", "compact_target_file_mb", 1),
         ("maintenance", "validation_document_days", 0),
     ):
         value = raw[section][key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        if not _whole_number(value, least):
             raise ConfigError(f"{origin}: {section}.{key} must be a whole number >= {least}, got {value!r}")
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")

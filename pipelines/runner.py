@@ -4,22 +4,29 @@ Each task's module declares a `JOB`; the executor for its kind does the I/O.
 A failure (a `fail` expectation, unreadable input) stops the run: later tasks
 would build on incomplete data. Every task leaves a row in `ops.runs`.
 
-Up to `run.parallel_tasks` tasks whose upstream tasks are done run at once, as
-Databricks runs a job's tasks: the graph is wide (fifteen DataWorks families, nine
-gold tables), so machines with cores to spare finish sooner. Each parallel task gets
-a Spark session of its own (`task_session`), so its SQL settings stay its own;
-writes to shared tables (`silver.quarantine`, `ops.*`) take turns in the table
-store. With 1 (the default: on 2 cores one task keeps both busy, and two at once
-made a 1M-event full run 9% slower), tasks run one by one on the calling thread, in
-the order of `JobGraph.ordered`.
+Tasks whose upstream tasks are done may run at once, as Databricks runs a job's
+tasks: the graph is wide (fifteen DataWorks families, nine gold tables). Each task
+run beside others gets a Spark session of its own (`task_session`), so its SQL
+settings stay its own; writes to shared tables (`silver.quarantine`, `ops.*`) take
+turns in the table store. `run.parallel_tasks` says how many:
+- `auto` (the default): a small task (fewer new input rows than the profile's
+  `small_input_rows`, weighed by its executor's `pending_rows` from Delta statistics
+  and file sizes) runs beside other small ones, up to one per core; a large task runs
+  alone. A small task runs in small-input mode, one partition, so it keeps about one
+  core busy and half its seconds are the driver's (plans, commits); a large one keeps
+  every core busy, and two of those at once made a 1M-event full run slower.
+- a number N: up to N tasks at once, whatever their size (for machines with cores to spare).
+- 1: one by one on the calling thread, in the order of `JobGraph.ordered`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
@@ -36,6 +43,8 @@ from pipelines.spark import get_spark, task_session
 from pipelines.store import open_store
 
 EXECUTORS = {BronzeJob: bronze.run, SilverJob: silver.run, GoldJob: gold.run}
+PENDING_ROWS = {BronzeJob: bronze.pending_rows, SilverJob: silver.pending_rows, GoldJob: gold.pending_rows}
+AUTO = "auto"
 LAYERS = ("bronze", "silver", "gold")
 SHARED_TABLES = (RUNS, DQ_RESULTS, INGESTION_LOG, silver.QUARANTINE)  # written by many tasks of a run
 
@@ -108,10 +117,43 @@ def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSumm
         raise RunFailed(f"compaction: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
 
 
-def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int, summary: RunSummary) -> str | None:
+# may_start(task, running tasks) -> whether a ready task may start now
+Admission = Callable[[Task, list[Task]], bool]
+
+
+def _admission(ctx: RunContext, parallel: int | str) -> tuple[int, Admission | None]:
+    """(most tasks at once, the rule for starting one beside running ones); no rule: one by one."""
+    if parallel == 1:
+        return 1, None
+    if parallel != AUTO:
+        return parallel, lambda task, running: len(running) < parallel
+    limit = ctx.config.profile.get("small_input_rows")
+    width = os.cpu_count() or 1
+    if not limit or width < 2:
+        return 1, None
+    small: dict[str, bool] = {}
+
+    def is_small(task: Task) -> bool:  # weighed once, when it is ready (its inputs are final)
+        if task.key not in small:
+            job = task.job(ctx.config)
+            try:
+                small[task.key] = PENDING_ROWS[type(job)](job, ctx) < limit
+            except Exception:  # weighed as large: it runs alone and reports its own failure
+                small[task.key] = False
+        return small[task.key]
+
+    def small_beside_small(task: Task, running: list[Task]) -> bool:
+        alone = not is_small(task)
+        return not running or (not alone and len(running) < width and all(is_small(t) for t in running))
+
+    return width, small_beside_small
+
+
+def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary: RunSummary) -> str | None:
     """Run `tasks` (in dependency order), each once its upstream tasks among them succeeded.
     After a failure no task starts; those running finish. Returns the first failed task's key."""
-    if parallel == 1:
+    width, may_start = _admission(ctx, parallel)
+    if may_start is None:
         for task in tasks:
             summary.results[task.key] = _run_task(ctx, task.key, task.job(ctx.config))
             if summary.results[task.key].status == "FAILED":
@@ -120,12 +162,13 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int, summary: RunSu
     keys = {t.key for t in tasks}
     waiting, running, succeeded = list(tasks), {}, set()
     failed: str | None = None
-    with ThreadPoolExecutor(parallel, thread_name_prefix="lakehouse-task") as pool:
+    with ThreadPoolExecutor(width, thread_name_prefix="lakehouse-task") as pool:
         while waiting or running:
             ready = [t for t in waiting if all(d in succeeded for d in t.depends_on if d in keys)]
-            for task in ready[: parallel - len(running)] if failed is None else []:
-                waiting.remove(task)
-                running[pool.submit(_run_task_in_own_session, ctx, task)] = task
+            for task in ready if failed is None else []:
+                if may_start(task, list(running.values())):
+                    waiting.remove(task)
+                    running[pool.submit(_run_task_in_own_session, ctx, task)] = task
             if not running:
                 break  # after a failure: the waiting tasks never start
             done, _ = wait(running, return_when=FIRST_COMPLETED)

@@ -1,4 +1,5 @@
-"""The runner runs tasks whose upstream tasks are done side by side (`run.parallel_tasks`).
+"""The runner runs tasks whose upstream tasks are done side by side (`run.parallel_tasks`):
+up to N at once, or with `auto` small tasks beside small ones and large tasks alone.
 
 The toy tasks (`tests/pipelines/toy_graph`) meet at a two-party rendezvous inside their
 transform: they only get past it when both run at the same time, so one by one the
@@ -10,12 +11,15 @@ toy modules live outside the layer packages).
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import threading
 
 import pytest
 
+from pipelines import runner
 from pipelines.config import ConfigError, load_config
 from pipelines.context import RunContext
+from pipelines.executors import silver as silver_executor
 from pipelines.graph import Task
 from pipelines.runner import RunSummary, _run_graph
 from tests.pipelines import toy_graph
@@ -36,19 +40,19 @@ SECOND = Task("second", f"{TOYS}.meets_too")
 
 @pytest.fixture
 def run_tasks(spark, store, config):
-    """run_tasks(parallel, *tasks) -> (the first failed task's key, the results)."""
+    """run_tasks(parallel, *tasks, settings=config) -> (the first failed task's key, the results)."""
 
-    def run(parallel: int, *tasks: Task) -> tuple[str | None, RunSummary]:
-        ctx = RunContext(spark, store, config, "toy-run", T0)
+    def run(parallel: int | str, *tasks: Task, settings=config) -> tuple[str | None, RunSummary]:
+        ctx = RunContext(spark, store, settings, "toy-run", T0)
         summary = RunSummary("toy-run")
         return _run_graph(ctx, list(tasks), parallel, summary), summary
 
     return run
 
 
-def _land(spark, store, *names: str) -> None:
+def _land(spark, store, *names: str, rows_each: int = 3) -> None:
     for name in names:
-        rows = [(f"{name}-{i}", "toy.jsonl", i, T0) for i in range(3)]
+        rows = [(f"{name}-{i}", "toy.jsonl", i, T0) for i in range(rows_each)]
         store.append(spark.createDataFrame(rows, toy_graph.SCHEMA), f"bronze.toy_{name}")
 
 
@@ -107,9 +111,66 @@ def test_each_parallel_task_plans_in_a_session_of_its_own(spark, store, run_task
     assert spark.conf.get("spark.sql.shuffle.partitions") == before
 
 
-@pytest.mark.parametrize("value", [0, -1, True, 1.5])
-def test_parallel_tasks_must_be_a_whole_number_from_one(tmp_path, value):
+@pytest.fixture
+def two_cores(monkeypatch):
+    """`auto` runs at most one task a core: the same width on any machine the suite runs on."""
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+
+
+def _small_input_rows(tmp_path, rows: int):
+    conf = tmp_path / "small.yaml"
+    conf.write_text(f"profiles:\n  local:\n    small_input_rows: {rows}\n")
+    return load_config(conf)
+
+
+def test_auto_runs_small_tasks_side_by_side(spark, store, run_tasks, two_cores):
+    _land(spark, store, "meets_then_succeeds", "meets_too")
+
+    failed, summary = run_tasks("auto", FIRST, SECOND)
+
+    assert failed is None and {r.status for r in summary.results.values()} == {"SUCCESS"}
+    assert len(set(toy_graph.SESSIONS)) == 2
+
+
+def test_auto_runs_a_large_task_alone(spark, store, run_tasks, two_cores, tmp_path):
+    """Three new rows are small below a limit of 4; five are large: the second task waits for
+    the first, which then meets nobody at the rendezvous."""
+    toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=1)
+    _land(spark, store, "meets_then_succeeds")
+    _land(spark, store, "meets_too", rows_each=5)
+
+    failed, summary = run_tasks("auto", FIRST, SECOND, settings=_small_input_rows(tmp_path, 4))
+
+    assert failed == "first" and summary.results["first"].message.startswith("BrokenBarrierError")
+    assert set(_runs(store)) == {"first"}
+
+
+def test_auto_runs_every_task_alone_without_a_small_input_limit(spark, store, run_tasks, two_cores, tmp_path):
+    toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=1)
+    _land(spark, store, "meets_then_succeeds", "meets_too")
+
+    failed, _summary = run_tasks("auto", FIRST, SECOND, settings=_small_input_rows(tmp_path, 0))
+
+    assert failed == "first" and set(_runs(store)) == {"first"}
+
+
+def test_a_silver_task_weighs_the_source_rows_it_has_yet_to_type(spark, store, config):
+    ctx = RunContext(spark, store, config, "toy-run", T0)
+    job = importlib.import_module(f"{TOYS}.plain").JOB
+    _land(spark, store, "plain", rows_each=4)
+    assert silver_executor.pending_rows(job, ctx) == 4
+
+    silver_executor.run(job, ctx)
+    assert silver_executor.pending_rows(job, ctx) == 0
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 1.5, "many"])
+def test_parallel_tasks_must_be_auto_or_a_whole_number_from_one(tmp_path, value):
     conf = tmp_path / "conf.yaml"
     conf.write_text(f"run:\n  parallel_tasks: {str(value).lower()}\n")
     with pytest.raises(ConfigError, match="parallel_tasks"):
         load_config(conf)
+
+
+def test_parallel_tasks_is_auto_by_default():
+    assert load_config().section("run")["parallel_tasks"] == "auto"
