@@ -19,6 +19,7 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONF = PROJECT_ROOT / "conf" / "lakehouse.yaml"
 ENGINES = ("auto", "delta-rs", "delta-spark")
 FREE_FORM = {"spark_conf", "profiles"}  # maps whose keys are not fixed by the defaults
+VALIDATED_KINDS = {"run.parallel_tasks"}  # `auto` or a number: `_validate` checks these, not the merge
 
 
 class ConfigError(ValueError):
@@ -35,7 +36,12 @@ def _merge(base: dict, override: dict, where: str, origin: str) -> dict:
             if not isinstance(value, dict):
                 raise ConfigError(f"{origin}: '{path}' must be a mapping, got {type(value).__name__}")
             merged[key] = _merge(base[key], value, path, origin)
-        elif key in base and base[key] is not None and not _same_kind(base[key], value):
+        elif (
+            key in base
+            and base[key] is not None
+            and path not in VALIDATED_KINDS
+            and not _same_kind(base[key], value)
+        ):
             raise ConfigError(
                 f"{origin}: '{path}' must be {type(base[key]).__name__}, got {type(value).__name__}"
             )

@@ -174,3 +174,10 @@ def test_parallel_tasks_must_be_auto_or_a_whole_number_from_one(tmp_path, value)
 
 def test_parallel_tasks_is_auto_by_default():
     assert load_config().section("run")["parallel_tasks"] == "auto"
+
+
+@pytest.mark.parametrize("value", [1, 3, "auto"])
+def test_parallel_tasks_takes_auto_or_a_number_from_a_file(tmp_path, value):
+    conf = tmp_path / "conf.yaml"
+    conf.write_text(f"run:\n  parallel_tasks: {value}\n")
+    assert load_config(conf).section("run")["parallel_tasks"] == value
