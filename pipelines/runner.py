@@ -117,16 +117,17 @@ def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSumm
         raise RunFailed(f"compaction: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
 
 
-# may_start(task, running tasks) -> whether a ready task may start now
-Admission = Callable[[Task, list[Task]], bool]
+# how a ready task may start: beside the running ones, alone here (the pool idle), or not yet
+BESIDE, ALONE = "beside", "alone"
+Admission = Callable[[Task, list[Task]], str | None]  # (task, running tasks) -> BESIDE | ALONE | None
 
 
 def _admission(ctx: RunContext, parallel: int | str) -> tuple[int, Admission | None]:
-    """(most tasks at once, the rule for starting one beside running ones); no rule: one by one."""
+    """(most tasks at once, the rule for starting a ready task); no rule: one by one."""
     if parallel == 1:
         return 1, None
     if parallel != AUTO:
-        return parallel, lambda task, running: len(running) < parallel
+        return parallel, lambda task, running: BESIDE if len(running) < parallel else None
     limit = ctx.config.profile.get("small_input_rows")
     width = os.cpu_count() or 1
     if not limit or width < 2:
@@ -142,16 +143,18 @@ def _admission(ctx: RunContext, parallel: int | str) -> tuple[int, Admission | N
                 small[task.key] = False
         return small[task.key]
 
-    def small_beside_small(task: Task, running: list[Task]) -> bool:
-        alone = not is_small(task)
-        return not running or (not alone and len(running) < width and all(is_small(t) for t in running))
+    def small_beside_small(task: Task, running: list[Task]) -> str | None:
+        if not is_small(task):
+            return None if running else ALONE
+        return BESIDE if len(running) < width and all(is_small(t) for t in running) else None
 
     return width, small_beside_small
 
 
 def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary: RunSummary) -> str | None:
     """Run `tasks` (in dependency order), each once its upstream tasks among them succeeded.
-    After a failure no task starts; those running finish. Returns the first failed task's key."""
+    After a failure no task starts; those running finish. Returns the first failed task's key.
+    A task that runs alone runs on this thread in the run's own session, as one by one."""
     width, may_start = _admission(ctx, parallel)
     if may_start is None:
         for task in tasks:
@@ -162,23 +165,36 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
     keys = {t.key for t in tasks}
     waiting, running, succeeded = list(tasks), {}, set()
     failed: str | None = None
+
+    def settle(task: Task, result: JobResult) -> None:
+        nonlocal failed
+        summary.results[task.key] = result
+        if result.status == "FAILED":
+            failed = failed or task.key
+        else:
+            succeeded.add(task.key)
+
     with ThreadPoolExecutor(width, thread_name_prefix="lakehouse-task") as pool:
         while waiting or running:
             ready = [t for t in waiting if all(d in succeeded for d in t.depends_on if d in keys)]
+            ran_alone = False
             for task in ready if failed is None else []:
-                if may_start(task, list(running.values())):
-                    waiting.remove(task)
-                    running[pool.submit(_run_task_in_own_session, ctx, task)] = task
+                start = may_start(task, list(running.values()))
+                if start is None:
+                    continue
+                waiting.remove(task)
+                if start == ALONE:
+                    settle(task, _run_task(ctx, task.key, task.job(ctx.config)))
+                    ran_alone = True
+                    break  # what is ready now follows from its result
+                running[pool.submit(_run_task_in_own_session, ctx, task)] = task
+            if ran_alone:
+                continue
             if not running:
-                break  # after a failure: the waiting tasks never start
+                break  # done, or after a failure: the waiting tasks never start
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in done:
-                task = running.pop(future)
-                summary.results[task.key] = result = future.result()
-                if result.status == "FAILED":
-                    failed = failed or task.key
-                else:
-                    succeeded.add(task.key)
+                settle(running.pop(future), future.result())
     return failed
 
 

@@ -145,6 +145,24 @@ def test_auto_runs_a_large_task_alone(spark, store, run_tasks, two_cores, tmp_pa
     assert set(_runs(store)) == {"first"}
 
 
+def test_auto_runs_a_large_task_on_the_calling_thread_in_the_runs_session(
+    spark, store, run_tasks, two_cores, tmp_path
+):
+    """As one by one: no session of its own, and the graph goes on after it."""
+    toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=1)
+    _land(spark, store, "meets_then_succeeds", "plain", rows_each=5)
+    settings = _small_input_rows(tmp_path, 4)
+
+    failed, _summary = run_tasks("auto", FIRST, settings=settings)
+    assert failed == "first" and toy_graph.SESSIONS == [spark._jsparkSession.sessionUUID()]
+
+    plain = Task("plain", f"{TOYS}.plain")
+    again = Task("plain_again", f"{TOYS}.plain", ("plain",))
+    failed, summary = run_tasks("auto", plain, again, settings=settings)
+    assert failed is None
+    assert {k: r.status for k, r in summary.results.items()} == {"plain": "SUCCESS", "plain_again": "SKIPPED"}
+
+
 def test_auto_runs_every_task_alone_without_a_small_input_limit(spark, store, run_tasks, two_cores, tmp_path):
     toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=1)
     _land(spark, store, "meets_then_succeeds", "meets_too")
