@@ -139,19 +139,46 @@ def _versions(job: GoldJob, ctx: RunContext) -> tuple[dict[str, int], dict]:
     return present, recorded
 
 
-def _full_build_needed(present: dict[str, int], seen: dict | None) -> bool:
-    """No build yet, or a source the last one did not read."""
-    return not seen or any(s not in seen for s in present)
+# how a run builds a gold table (`_path`)
+FULL, UP_TO_DATE, APPEND = "full", "up to date", "append"
+ACCUMULATE, EXTEND, HISTORY = "accumulate", "extend", "history"
+
+
+def _path(job: GoldJob, ctx: RunContext, present: dict[str, int], recorded: dict) -> tuple[str, int, int]:
+    """(how this run builds the table, the source and table rows it scans, the new source rows),
+    decided from Delta metadata alone: the executor follows it, the runner weighs the task by it."""
+    store = ctx.store
+    seen = recorded.get(WATERMARKS)
+    if not seen or any(s not in seen for s in present):  # no build yet, or a source it did not read
+        everything = sum(store.count_added_since(s, None) for s in present)
+        return FULL, everything, everything
+    changed = {s: v for s, v in present.items() if v > seen[s]}
+    if not changed:
+        return UP_TO_DATE, 0, 0
+    source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
+    # absent: recorded by an older release, so unknown; a None value: that source held no event
+    newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
+    if job.append_only:
+        return APPEND, source_rows, source_rows
+    if job.accumulate is not None and all(store.only_appended_since(s, seen[s]) for s in changed):
+        return ACCUMULATE, source_rows + store.count_added_since(job.table, None), source_rows
+    if (
+        job.extend is not None
+        and job.expand_groups is None
+        and all(s in newest_seen for s in present)
+        and source_rows <= LOCAL_GROUPS
+        and all(store.only_appended_since(s, seen[s]) for s in changed)
+    ):
+        return EXTEND, source_rows, source_rows  # late groups, if any, read their history too
+    # The touched groups' history is read from every source.
+    return HISTORY, sum(store.count_added_since(s, None) for s in present), source_rows
 
 
 def pending_rows(job: GoldJob, ctx: RunContext) -> int:
-    """Source rows this task has yet to read (every row for a full build; Delta statistics, no
-    Spark job): what the runner weighs a task by (`pipelines.runner`)."""
+    """The rows this task would scan (every source row for a full build or a history rebuild;
+    Delta statistics, no Spark job): what the runner weighs a task by (`pipelines.runner`)."""
     present, recorded = _versions(job, ctx)
-    seen = recorded.get(WATERMARKS)
-    if _full_build_needed(present, seen):
-        return sum(ctx.store.count_added_since(s, None) for s in present)
-    return sum(ctx.store.count_added_since(s, seen[s]) for s, v in present.items() if v > seen[s])
+    return _path(job, ctx, present, recorded)[1] if present else 0
 
 
 def run(job: GoldJob, ctx: RunContext) -> JobResult:
@@ -159,43 +186,31 @@ def run(job: GoldJob, ctx: RunContext) -> JobResult:
     present, recorded = _versions(job, ctx)
     if not present:
         return JobResult(status="SKIPPED", message="no source table exists yet")
-    seen = recorded.get(WATERMARKS)
+    path, scanned, source_rows = _path(job, ctx, present, recorded)
     limit = ctx.config.profile.get("small_input_rows")
-    if _full_build_needed(present, seen):
-        rows = sum(store.count_added_since(s, None) for s in present)
-        with small_input_mode(ctx.spark, rows, limit):
+    if path == FULL:
+        with small_input_mode(ctx.spark, scanned, limit):
             return _full_build(job, ctx, present)
-    changed = {s: v for s, v in present.items() if v > seen[s]}
-    if not changed:
+    if path == UP_TO_DATE:
         return JobResult(status="SKIPPED", message="up to date")
-    source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
-    new_rows = {s: store.read_added_since(s, seen[s]) for s in changed}
+    seen = recorded[WATERMARKS]
+    new_rows = {s: store.read_added_since(s, seen[s]) for s, v in present.items() if v > seen[s]}
     metadata = _commit_metadata(job, ctx, {**seen, **present}, "incremental")
     message = "incremental"
-    # absent: recorded by an older release, so unknown; a None value: that source held no event
-    newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
-    if job.append_only:
-        with small_input_mode(ctx.spark, source_rows, limit):
+    if path == APPEND:
+        with small_input_mode(ctx.spark, scanned, limit):
             rows_out = _append_new_rows(job, ctx, new_rows, metadata)
-    elif job.accumulate is not None and all(store.only_appended_since(s, seen[s]) for s in changed):
-        scanned = source_rows + store.count_added_since(job.table, None)
+    elif path == ACCUMULATE:
         with small_input_mode(ctx.spark, scanned, limit):
             rows_out = _accumulate_new_rows(job, ctx, new_rows, metadata, few=source_rows <= LOCAL_GROUPS)
         message = "incremental, new counts added"
-    elif (
-        job.extend is not None
-        and job.expand_groups is None
-        and all(s in newest_seen for s in present)
-        and source_rows <= LOCAL_GROUPS
-        and all(store.only_appended_since(s, seen[s]) for s in changed)
-    ):
+    elif path == EXTEND:
+        newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
         rows_out, extended, rebuilt = _extend_touched_groups(
             job, ctx, new_rows, present, metadata, newest_seen, source_rows
         )
         message = f"incremental, {extended} groups extended, {rebuilt} rebuilt from history"
     else:
-        # The touched groups' history is read from every source: the mode follows the rows scanned.
-        scanned = sum(store.count_added_since(s, None) for s in present)
         shared = (job.sources, tuple(sorted(seen.items())), tuple(sorted(present.items())))
         with small_input_mode(ctx.spark, scanned, limit):
             rows_out = _replace_touched_groups(

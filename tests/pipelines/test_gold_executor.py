@@ -232,7 +232,7 @@ def test_proposal_tables_find_their_touched_groups_once_per_run(spark, config, t
     assert ("ACCEPTED", "STATUS_EVENT") in decided
 
 
-def test_pending_rows_weigh_a_full_build_by_every_row_and_later_runs_by_new_rows(spark, config, tmp_path):
+def test_pending_rows_weigh_a_task_by_the_rows_it_would_scan(spark, config, tmp_path):
     """What the runner weighs a gold task by (`pipelines.runner`), from Delta statistics."""
     ctx = _context(spark, tmp_path, config)
     _land(ctx, [PROPOSE_TAG, TAG_ADD], 0)
@@ -242,5 +242,8 @@ def test_pending_rows_weigh_a_full_build_by_every_row_and_later_runs_by_new_rows
     gold_executor.run(tag_timeline.JOB, ctx)
     assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == 0
 
+    gold_executor.run(proposals.JOB, ctx)
     _land(ctx, [TAG_REMOVE], 1)
-    assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == 1
+    assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == 1  # extended from its current rows
+    every_row = sum(ctx.store.count_added_since(t, None) for t in proposals.SOURCES)
+    assert gold_executor.pending_rows(proposals.JOB, ctx) == every_row > 1  # rebuilt from history
