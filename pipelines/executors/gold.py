@@ -19,7 +19,9 @@ commit. Events of a live feed mostly arrive in order, so most groups read no his
 The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
 usual incremental case) they are collected and travel as a small literal table
 with a broadcast hint, so reading a group's history is one filtering pass over
-each source (no shuffle or sort of the history); more groups are cached.
+each source (no shuffle or sort of the history); more groups are cached. Up to
+`INLINE_GROUPS` collected groups filter as an IN list instead (`_of_groups`): no
+join, so no job to broadcast them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from gold import GROUP
 from pipelines.context import JobResult, RunContext
 from pipelines.jobs import GoldJob
 from pipelines.spark import small_input_mode
+from pipelines.sql_text import literals, name
 
 WATERMARKS = "source_versions"
 EVENT_TIME_WATERMARK = "event_time_watermarks"  # {source: epoch us of its newest event_time}
@@ -43,6 +46,10 @@ EVENT_TIME = "event_time"
 # late: rebuilt, never misordered.
 STATISTICS_PRECISION_MICROS = 1_000
 LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the driver
+# Collected groups up to this many filter as an IN list. Each join with the literal table runs a
+# job of its own to broadcast it (0.1-0.25 s warm; a gold task made 2-10); an IN list travels
+# in the plan. Past a few thousand values Spark's parser takes longer than the broadcast.
+INLINE_GROUPS = 5_000
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -63,6 +70,16 @@ def _commit_metadata(job: GoldJob, ctx: RunContext, versions: dict[str, int], mo
 def _as_group_key(job: GoldJob, groups: DataFrame) -> DataFrame:
     """A frame of touched `_group` values as the table's group column."""
     return groups.select(F.col(GROUP).alias(job.group_key))
+
+
+def _of_groups(frame: DataFrame, column: str, groups: DataFrame, values: list | None) -> DataFrame:
+    """The rows of `frame` whose `column` is one of `groups` (a frame of `_group`; `values`: the
+    same as Python values when collected, else None): an IN list for up to `INLINE_GROUPS`
+    strings, else a semi join."""
+    known = None if values is None else [v for v in values if v is not None]
+    if known is not None and len(known) <= INLINE_GROUPS and all(isinstance(v, str) for v in known):
+        return frame.where(F.expr(f"{name(column)} IN ({literals(known)})") if known else F.lit(False))
+    return frame.join(groups.select(F.col(GROUP).alias(column)), column, "left_semi")
 
 
 def _replace(job: GoldJob, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata) -> int:
@@ -238,7 +255,7 @@ def _accumulate_new_rows(
     scratch = _Scratch(ctx.spark)
     try:
         touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), few)
-        current = store.read(job.table).join(_as_group_key(job, touched), job.group_key, "left_semi")
+        current = _of_groups(store.read(job.table), job.group_key, touched, scratch.values())
         rows = job.accumulate(current, job.build(relevant))
         return _replace(job, ctx, rows, touched, scratch.values(), metadata)
     finally:
@@ -275,7 +292,7 @@ def _replace_touched_groups(
                 touched = scratch.groups(job.expand_groups(touched, everything), few)
             if scratch.collected is not None:
                 ctx.touched_groups[remembered] = scratch.collected
-        history = {s: rows.join(touched, GROUP, "left_semi") for s, rows in everything.items()}
+        history = {s: _of_groups(rows, GROUP, touched, scratch.values()) for s, rows in everything.items()}
         return _replace(job, ctx, job.build(history), touched, scratch.values(), metadata)
     finally:
         scratch.release()
@@ -333,16 +350,17 @@ def _replace_extended_and_rebuilt(
     parts = []
     if in_order:
         groups = scratch.local(in_order, schema)
-        current = store.read(job.table).join(_as_group_key(job, groups), job.group_key, "left_semi")
-        # with no late group every new row belongs to an extended one: no filter (each would
-        # be one more broadcast job of the local groups)
+        current = _of_groups(store.read(job.table), job.group_key, groups, in_order)
+        # with no late group every new row belongs to an extended one: no filter
         later = (
-            {s: rows.join(groups, GROUP, "left_semi") for s, rows in relevant.items()} if late else relevant
+            {s: _of_groups(rows, GROUP, groups, in_order) for s, rows in relevant.items()}
+            if late
+            else relevant
         )
         parts.append(job.extend(current, later))
     if late:
         groups = scratch.local(late, schema)
-        history = {s: job.relevant(s, store.read(s)).join(groups, GROUP, "left_semi") for s in present}
+        history = {s: _of_groups(job.relevant(s, store.read(s)), GROUP, groups, late) for s in present}
         parts.append(job.build(history))
     touched = sorted(in_order + late, key=str)
     rows = _union(parts) if parts else store.read(job.table).limit(0)

@@ -81,20 +81,41 @@ def _rows(ctx, table, *columns):
     return sorted(tuple(r) for r in ctx.store.read(table).select(*columns).collect())
 
 
-@pytest.fixture(scope="module")
-def built(spark, config, tmp_path_factory):
-    """Warehouse A: gold after every batch (incremental). Warehouse B: one full build at the end."""
+@pytest.fixture(
+    scope="module", params=[gold_executor.INLINE_GROUPS, 0], ids=["groups-in-list", "groups-joined"]
+)
+def built(request, spark, config, tmp_path_factory):
+    """Warehouse A: gold after every batch (incremental). Warehouse B: one full build at the end.
+    Touched groups filter the rows as an IN list, or (no inline groups) by a semi join."""
     stepwise = _context(spark, tmp_path_factory.mktemp("stepwise"), config)
     once = _context(spark, tmp_path_factory.mktemp("once"), config)
     modes = []
-    for batch, records in enumerate(BATCHES):
-        _land(stepwise, records, batch)
-        _land(once, records, batch)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gold_executor, "INLINE_GROUPS", request.param)
+        for batch, records in enumerate(BATCHES):
+            _land(stepwise, records, batch)
+            _land(once, records, batch)
+            for job in JOBS:
+                modes.append(gold_executor.run(job, stepwise).message)
         for job in JOBS:
-            modes.append(gold_executor.run(job, stepwise).message)
-    for job in JOBS:
-        gold_executor.run(job, once)
+            gold_executor.run(job, once)
     return stepwise, once, modes
+
+
+ODD_GROUPS = ["plain", "it's", "back\\slash", "${var}", "new\nline", "urn:li:dataset:(a,b,PROD)"]
+
+
+@pytest.mark.parametrize("inline", [gold_executor.INLINE_GROUPS, 0])
+def test_rows_of_touched_groups_are_kept_whatever_their_text(spark, monkeypatch, inline):
+    monkeypatch.setattr(gold_executor, "INLINE_GROUPS", inline)
+    rows = spark.createDataFrame(
+        [(g, i) for i, g in enumerate([*ODD_GROUPS, "other", None])], "_group string, n int"
+    )
+    wanted = [*ODD_GROUPS[1:], None]
+    groups = spark.createDataFrame([(g,) for g in wanted], "_group string")
+    kept = gold_executor._of_groups(rows.withColumnRenamed("_group", "g"), "g", groups, wanted)
+    assert sorted(r.g for r in kept.collect()) == sorted(ODD_GROUPS[1:])
+    assert gold_executor._of_groups(rows, "_group", groups.limit(0), []).count() == 0
 
 
 def test_later_runs_are_incremental(built):
