@@ -154,7 +154,7 @@ def _records_of_line_files(files: DataFrame, job: BronzeJob) -> DataFrame:
 
 def extract_records(
     job: BronzeJob,
-    invalid_lines: DataFrame,
+    invalid_lines: DataFrame | None,
     files: DataFrame | None = None,
     line_files: DataFrame | None = None,
 ) -> DataFrame:
@@ -164,7 +164,8 @@ def extract_records(
 
     `invalid_lines` (source_file, line_number, raw_base64) marks lines whose
     original bytes were not UTF-8; their text holds replacement characters and
-    the original bytes are kept in `raw_base64`.
+    the original bytes are kept in `raw_base64`. None: no line was invalid (no join,
+    so no Spark job to broadcast an empty frame).
     """
     parts = []
     if line_files is not None:
@@ -174,9 +175,11 @@ def extract_records(
     if not parts:
         raise ValueError("extract_records needs files or line_files")
     records = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-    flagged = _with_corrupt_reason(
-        records.join(F.broadcast(invalid_lines), ["source_file", "line_number"], "left")
-    )
+    if invalid_lines is None:
+        marked = records.withColumn("raw_base64", F.lit(None).cast("string"))
+    else:
+        marked = records.join(F.broadcast(invalid_lines), ["source_file", "line_number"], "left")
+    flagged = _with_corrupt_reason(marked)
     page = [F.col(column).cast(dtype).alias(column) for column, (_field, dtype) in job.page_columns.items()]
     return flagged.select(
         "raw",

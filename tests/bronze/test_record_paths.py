@@ -117,3 +117,34 @@ def test_a_run_mixes_both_paths_and_keeps_positions(spark, tmp_path):
         ("regular.jsonl", 0, 0, '{"a":1}'),
         ("regular.jsonl", 1, 1, '{"a":2}'),
     ]
+
+
+def test_file_findings_are_the_same_inline_or_joined(spark, tmp_path, monkeypatch):
+    """Few files carry their scan findings as a literal map, many as a broadcast frame."""
+    from pipelines.executors import bronze as bronze_executor
+
+    names = {**LINE_FILES, "it's [odd] ${x}.jsonl": b'{"a":1}\n'}
+    scans = [_scan(tmp_path, content, ECE, name) for name, content in names.items()]
+
+    def findings():
+        frame = _file_texts(spark, scans)
+        return frame.columns, sorted(tuple(r) for r in frame.collect())
+
+    inline = findings()
+    monkeypatch.setattr(bronze_executor, "INLINE_FILES", 0)
+    assert findings() == inline
+    columns, rows = inline
+    assert columns == ["source_file", "content", "file_hash", "source_modified_at", "mode"]
+    assert sorted(r[0] for r in rows) == sorted(s.file.path for s in scans)
+    by_path = sorted(scans, key=lambda s: s.file.path)
+    assert [(r[2], r[4]) for r in rows] == [(s.sha256, s.mode) for s in by_path]
+
+
+def test_no_invalid_line_needs_no_frame_of_them(spark, tmp_path):
+    scans = [_scan(tmp_path, b'{"a":1}\nnot json\n', ECE, "valid.jsonl")]
+    texts = _file_texts(spark, scans)
+    without = extract_records(ECE, None, line_files=texts)
+    with_empty = extract_records(ECE, spark.createDataFrame([], INVALID_SCHEMA), line_files=texts)
+    assert without.schema == with_empty.schema
+    assert sorted(without.collect()) == sorted(with_empty.collect())
+    assert [r.corrupt_reason for r in without.orderBy("record_index").collect()] == [None, "not a JSON object"]
