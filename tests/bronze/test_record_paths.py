@@ -147,4 +147,5 @@ def test_no_invalid_line_needs_no_frame_of_them(spark, tmp_path):
     with_empty = extract_records(ECE, spark.createDataFrame([], INVALID_SCHEMA), line_files=texts)
     assert without.schema == with_empty.schema
     assert sorted(without.collect()) == sorted(with_empty.collect())
-    assert [r.corrupt_reason for r in without.orderBy("record_index").collect()] == [None, "not a JSON object"]
+    reasons = [r.corrupt_reason for r in without.orderBy("record_index").collect()]
+    assert reasons == [None, "not a JSON object"]
