@@ -12,9 +12,10 @@ turns in the table store. `run.parallel_tasks` says how many:
 - `auto` (the default): a small task (fewer rows to read than the profile's
   `small_input_rows`, weighed by its executor's `pending_rows` from Delta statistics
   and file sizes: new rows, or every row for a full build or a history rebuild) runs
-  beside other small ones, up to one per core; a large task runs alone. A small task runs in small-input mode, one partition, so it keeps about one
-  core busy and half its seconds are the driver's (plans, commits); a large one keeps
-  every core busy, and two of those at once made a 1M-event full run slower.
+  beside other small ones, up to one per core; a large task runs alone. A small task
+  runs in small-input mode, one partition, so it keeps about one core busy and half
+  its seconds are the driver's (plans, commits); a large one keeps every core busy,
+  and two of those at once made a 1M-event full run slower.
 - a number N: up to N tasks at once, whatever their size (for machines with cores to spare).
 - 1: one by one on the calling thread, in the order of `JobGraph.ordered`.
 """

@@ -67,9 +67,9 @@ def _commit_metadata(job: GoldJob, ctx: RunContext, versions: dict[str, int], mo
     return metadata
 
 
-def _as_group_key(job: GoldJob, groups: DataFrame) -> DataFrame:
-    """A frame of touched `_group` values as the table's group column."""
-    return groups.select(F.col(GROUP).alias(job.group_key))
+def _groups_as(groups: DataFrame, column: str) -> DataFrame:
+    """A frame of touched `_group` values as `column` (the table's group column, or `_group`)."""
+    return groups.select(F.col(GROUP).alias(column))
 
 
 def _of_groups(frame: DataFrame, column: str, groups: DataFrame, values: list | None) -> DataFrame:
@@ -79,7 +79,7 @@ def _of_groups(frame: DataFrame, column: str, groups: DataFrame, values: list | 
     known = None if values is None else [v for v in values if v is not None]
     if known is not None and len(known) <= INLINE_GROUPS and all(isinstance(v, str) for v in known):
         return frame.where(F.expr(f"{name(column)} IN ({literals(known)})") if known else F.lit(False))
-    return frame.join(groups.select(F.col(GROUP).alias(column)), column, "left_semi")
+    return frame.join(_groups_as(groups, column), column, "left_semi")
 
 
 def _replace(job: GoldJob, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata) -> int:
@@ -89,7 +89,7 @@ def _replace(job: GoldJob, ctx: RunContext, rows: DataFrame, groups: DataFrame, 
         rows,
         job.table,
         group_key=job.group_key,
-        groups=_as_group_key(job, groups),
+        groups=_groups_as(groups, job.group_key),
         keys=list(job.row_key),
         metadata=metadata,
         group_values=values,
