@@ -147,6 +147,13 @@ def _validate(raw: dict, origin: str) -> None:
         value = raw[section][key]
         if not _whole_number(value, least):
             raise ConfigError(f"{origin}: {section}.{key} must be a whole number >= {least}, got {value!r}")
+    profile = raw["profiles"][raw["profile"]]
+    for key in ("small_input_rows", "quick_jit_below_records"):  # optional; 0 or absent: off
+        value = profile.get(key)
+        if value is not None and not _whole_number(value, 0):
+            raise ConfigError(
+                f"{origin}: profiles.{raw['profile']}.{key} must be a whole number >= 0, got {value!r}"
+            )
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
     for name, source in raw["sources"].items():

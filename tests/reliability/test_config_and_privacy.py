@@ -61,6 +61,8 @@ def test_yaml_object_tags_are_refused_not_executed(tmp_path):
         ("maintenance:\n  compact_min_files: -1\n", "maintenance.compact_min_files"),
         ("maintenance:\n  compact_target_file_mb: 0\n", "maintenance.compact_target_file_mb"),
         ("maintenance:\n  validation_document_days: 1.5\n", "maintenance.validation_document_days"),
+        ("profiles:\n  local:\n    small_input_rows: lots\n", "profiles.local.small_input_rows"),
+        ("profiles:\n  local:\n    quick_jit_below_records: -1\n", "profiles.local.quick_jit_below_records"),
     ],
 )
 def test_unknown_keys_and_wrong_types_name_the_key(tmp_path, text, key):
