@@ -25,11 +25,13 @@ def _config(args: argparse.Namespace) -> Config:
     )
 
 
-def _run_and_summarize(config: Config, layers: tuple[str, ...], log_format: str, graph=None) -> None:
+def _run_and_summarize(
+    config: Config, layers: tuple[str, ...], log_format: str, graph=None, spark=None
+) -> None:
     """One pipeline run, then its one-line summary."""
     from pipelines.runner import run_pipeline
 
-    summary = run_pipeline(config, layers, graph=graph, log_format=log_format)
+    summary = run_pipeline(config, layers, graph=graph, log_format=log_format, spark=spark)
     print(
         f"done       run_id={summary.run_id}  bronze_rows={summary.total('rows_out', 'bronze')}  "
         f"silver_rows={summary.total('rows_out', 'silver')}  "
@@ -63,7 +65,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
     layers = tuple(_names(args.layers))
     if args.every is None:
-        _run_and_summarize(config, layers, args.log_format)
+        from pipelines.jit import java_options_for_one_run
+        from pipelines.spark import get_spark
+
+        spark = get_spark(config, java_options_for_one_run(config, layers))  # this run's own JVM
+        _run_and_summarize(config, layers, args.log_format, spark=spark)
         return 0
     from pipelines.lock import WarehouseLocked
     from pipelines.schedule import run_every

@@ -38,6 +38,7 @@ from pipelines.context import JobResult, RunContext
 from pipelines.executors import bronze, gold, silver
 from pipelines.graph import JobGraph, Task, load_graph
 from pipelines.ingestion_log import TABLE as INGESTION_LOG
+from pipelines.jit import compiles_with_c1_only
 from pipelines.jobs import BronzeJob, GoldJob, SilverJob
 from pipelines.lock import warehouse_lock
 from pipelines.spark import get_spark, task_session
@@ -92,7 +93,13 @@ def run_pipeline(
     summary = RunSummary(run_id)
     started = time.monotonic()
     with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
-        ctx.log("run", run_id=run_id, warehouse=str(config.warehouse), engine=store.engine.name)
+        ctx.log(
+            "run",
+            run_id=run_id,
+            warehouse=str(config.warehouse),
+            engine=store.engine.name,
+            jit=_jit(config, spark),
+        )
         tasks = graph.ordered(set(layers))
         try:
             failed = _run_graph(ctx, tasks, config.section("run")["parallel_tasks"], summary)
@@ -104,6 +111,13 @@ def run_pipeline(
         summary.compactions = _compact_written_tables(ctx, tasks, summary)
         summary.seconds = time.monotonic() - started
     return summary
+
+
+def _jit(config: Config, spark) -> str | None:
+    """For the run line: c1 when the session's local JVM compiles with C1 only (`pipelines.jit`)."""
+    if config.profile.get("use_existing_session"):
+        return None  # a cluster's session, perhaps without a JVM in reach
+    return "c1" if compiles_with_c1_only(spark) else None
 
 
 def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSummary) -> list[TableCompaction]:

@@ -34,11 +34,12 @@ REQUIRED_CONF = {
 }
 
 
-def get_spark(config: Config) -> SparkSession:
+def get_spark(config: Config, java_options: str = "") -> SparkSession:
     """The active session when the profile says so, else a new local/cluster one.
 
     A new local JVM maps the class archive an earlier run recorded, or records one as it
-    exits (`pipelines.class_archive`; the profile's `class_archive`, `off` to disable)."""
+    exits (`pipelines.class_archive`; the profile's `class_archive`, `off` to disable).
+    `java_options` are added to a new JVM's (`pipelines.jit`); a running JVM keeps its own."""
     profile = config.profile
     spark_conf = {**profile.get("spark_conf", {}), **REQUIRED_CONF}
     if profile.get("use_existing_session"):
@@ -55,15 +56,15 @@ def get_spark(config: Config) -> SparkSession:
     running = SparkContext._active_spark_context is not None  # its JVM started already: no options apply
     archive = None if running else for_session(profile.get("class_archive"), java_home, spark_conf)
     if archive is None:
-        return _new_session(config, spark_conf)
+        return _new_session(config, spark_conf, java_options)
     options, recording = archive.options()
     try:
-        spark = _new_session(config, spark_conf, options)
+        spark = _new_session(config, spark_conf, f"{options} {java_options}".strip())
     except PySparkRuntimeError:
         if recording is not None:
             raise
         archive.discard()  # HotSpot aborts on a damaged archive: start once more without it
-        return _new_session(config, spark_conf)
+        return _new_session(config, spark_conf, java_options)
     if recording is not None:
         finish_recording_at_exit(spark, archive, recording)
     return spark

@@ -1,0 +1,69 @@
+"""How a new local JVM compiles code, chosen from the size of the one run it is started for.
+
+HotSpot compiles hot code twice: at once with its quick C1 compiler, later again, optimised,
+with C2. In a JVM's first minute C2 spends ~15 s of CPU on Spark's own code (Jackson,
+Janino, task serialization: benchmarks/README.md, session 25), on a 2-core machine beside
+the run's own work. A small increment in a new `lakehouse run` process is over before that
+pays back, so it starts with C1 only (`QUICK_JIT`): a 10k increment on a 1M-event warehouse
+took 36.6-39.4 s against 45.1-48.4 s; at 100k the two were even. A full build runs long
+enough for C2's code to win (141 against 109-118 s at 1M events), and so does a JVM that
+serves many runs (`lakehouse run --every`, tests): those keep HotSpot's default.
+
+The profile's `quick_jit_below_records` is the size: when the rows the run's tasks have in
+sight before it starts, summed, are fewer than that, the JVM starts with C1 only. Each task
+is weighed as the runner weighs it (`pending_rows`: landing file sizes for bronze, Delta
+statistics for silver and gold), so an increment counts its new landing records, and a layer
+left behind (a failed run, `--layers bronze` first) counts the rows it has to catch up on.
+0 or absent: never.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from pyspark.sql import SparkSession
+
+from pipelines.class_archive import JAVA_OPTIONS
+from pipelines.config import Config
+from pipelines.context import RunContext
+from pipelines.graph import JobGraph, load_graph
+
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+PROFILE_KEY = "quick_jit_below_records"
+
+
+def java_options_for_one_run(config: Config, layers: tuple[str, ...], graph: JobGraph | None = None) -> str:
+    """`QUICK_JIT` when a new JVM started for one run of `layers` (of `graph`, the default job
+    graph when None) should compile with C1 only, else "" (HotSpot's default)."""
+    limit = config.profile.get(PROFILE_KEY)
+    if not limit or config.profile.get("use_existing_session"):
+        return ""
+    if "Tiered" in str(config.profile.get("spark_conf", {}).get(JAVA_OPTIONS, "")):
+        return ""  # the profile chose the compilers itself
+    try:
+        pending = pending_rows(config, layers, graph)
+    except Exception:  # weighed as large, as the runner weighs a task it cannot; the run reports the cause
+        return ""
+    return QUICK_JIT if pending < limit else ""
+
+
+def pending_rows(config: Config, layers: tuple[str, ...], graph: JobGraph | None = None) -> int:
+    """The rows the tasks of `layers` have in sight before the run, summed: what each would read
+    if it ran now (a task's upstream output is not in sight yet). Read in this process by
+    delta-rs, whichever engine writes the warehouse (the same Delta format): no JVM runs yet."""
+    from pipelines.runner import PENDING_ROWS  # here: the runner imports this module
+    from pipelines.store import TableStore
+    from pipelines.store.delta_rs import DeltaRsEngine
+
+    store = TableStore(config.warehouse, DeltaRsEngine(None))
+    # the weighing reads Delta metadata and landing folders only, so its context has no session
+    ctx = RunContext(None, store, config, run_id="", started_at=dt.datetime.now(dt.timezone.utc))  # type: ignore[arg-type]
+    jobs = [task.job(config) for task in (graph or load_graph()).ordered(set(layers))]
+    return sum(PENDING_ROWS[type(job)](job, ctx) for job in jobs)
+
+
+def compiles_with_c1_only(spark: SparkSession) -> bool:
+    """Whether the session's JVM was started with `QUICK_JIT` (shown on the run's first line)."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    arguments = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+    return QUICK_JIT in list(arguments)

@@ -1,0 +1,117 @@
+"""A new JVM started for one small run compiles with C1 only; large runs (many new landing
+records, a layer left behind) and long-lived JVMs keep HotSpot's default (`pipelines.jit`)."""
+
+from __future__ import annotations
+
+import copy
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pipelines.class_archive import JAVA_OPTIONS
+from pipelines.config import PROJECT_ROOT, Config
+from pipelines.executors.bronze import LANDING_BYTES_PER_RECORD
+from pipelines.jit import (
+    PROFILE_KEY,
+    QUICK_JIT,
+    compiles_with_c1_only,
+    java_options_for_one_run,
+    pending_rows,
+)
+from pipelines.runner import LAYERS, run_pipeline
+from pipelines.store import open_store
+from tests.reliability import lakehouse
+
+SAMPLES = PROJECT_ROOT / "samples" / "landing"
+A_SAMPLE = next(p for p in sorted((SAMPLES / "datahub_ece").rglob("*.json*")) if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def store_of(spark):
+    return lambda config: open_store(spark, config.warehouse, "delta-rs")
+
+
+def _with_profile(config: Config, **settings) -> Config:
+    raw = copy.deepcopy(config.raw)
+    raw["profiles"][raw["profile"]].update(settings)
+    return Config(raw)
+
+
+@pytest.fixture(scope="module")
+def landed(config, spark, tmp_path_factory) -> Config:
+    """The samples landed in bronze: every source has its table, nothing is pending."""
+    root = tmp_path_factory.mktemp("jit")
+    shutil.copytree(SAMPLES, root / "landing")
+    landed = config.with_overrides(landing=str(root / "landing"), warehouse=str(root / "warehouse"))
+    run_pipeline(landed, ("bronze",), spark=spark)
+    return landed
+
+
+def _add_a_file(config: Config, name: str) -> Path:
+    """A sample file copied under a new name: new to the ingestion log."""
+    target = config.landing / "datahub_ece" / "new" / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(A_SAMPLE, target)
+    return target
+
+
+def test_a_first_run_counts_every_landing_record_and_nothing_else(config, tmp_path):
+    first = config.with_overrides(landing=str(SAMPLES), warehouse=str(tmp_path / "warehouse"))
+    in_sight = pending_rows(first, ("bronze",))
+    assert in_sight > 0 and pending_rows(first, LAYERS) == in_sight  # no silver or gold input yet
+    assert java_options_for_one_run(first, LAYERS) == QUICK_JIT  # the samples are a small run
+    assert java_options_for_one_run(_with_profile(first, **{PROFILE_KEY: in_sight}), LAYERS) == ""
+
+
+def test_an_increment_counts_its_new_landing_records(landed):
+    assert pending_rows(landed, ("bronze",)) == 0
+    added = _add_a_file(landed, "pending.json")
+    try:
+        assert pending_rows(landed, ("bronze",)) == added.stat().st_size // LANDING_BYTES_PER_RECORD
+    finally:
+        added.unlink()
+
+
+def test_a_layer_left_behind_counts_the_rows_it_has_to_catch_up_on(landed, store_of):
+    ece_rows = store_of(landed).count_added_since("bronze.datahub_entity_change_events", None)
+    assert pending_rows(landed, ("bronze", "silver")) >= ece_rows > 0  # silver never ran
+    behind = _with_profile(landed, **{PROFILE_KEY: ece_rows})
+    assert java_options_for_one_run(behind, ("bronze",)) == QUICK_JIT
+    assert java_options_for_one_run(behind, LAYERS) == ""
+
+
+def test_a_small_run_compiles_with_c1_only_unless_the_profile_says_otherwise(landed):
+    added = _add_a_file(landed, "small.json")
+    bronze = ("bronze",)
+    try:
+        pending = pending_rows(landed, bronze)
+        assert 0 < pending < landed.profile[PROFILE_KEY]  # the default profile's limit
+        assert java_options_for_one_run(landed, bronze) == QUICK_JIT
+        assert java_options_for_one_run(_with_profile(landed, **{PROFILE_KEY: pending}), bronze) == ""
+        assert java_options_for_one_run(_with_profile(landed, **{PROFILE_KEY: 0}), bronze) == ""
+        own = dict(landed.profile["spark_conf"]) | {JAVA_OPTIONS: "-XX:-TieredCompilation"}
+        assert java_options_for_one_run(_with_profile(landed, spark_conf=own), bronze) == ""
+        assert java_options_for_one_run(_with_profile(landed, use_existing_session=True), bronze) == ""
+    finally:
+        added.unlink()
+
+
+def test_the_suites_long_lived_jvm_keeps_the_default_compilers(spark):
+    assert not compiles_with_c1_only(spark)
+
+
+def test_lakehouse_run_starts_a_c1_jvm_for_a_small_increment_and_says_so(landed, tmp_path):
+    warehouse = tmp_path / "warehouse"
+    shutil.copytree(landed.warehouse, warehouse)
+    _add_a_file(landed, "increment.json")
+    try:
+        done = lakehouse(
+            "run", "--landing", str(landed.landing), "--warehouse", str(warehouse), "--layers", "bronze"
+        )
+    finally:
+        (landed.landing / "datahub_ece" / "new" / "increment.json").unlink()
+    assert done.returncode == 0, done.stderr[-3000:]
+    run_line = next(line for line in done.stdout.splitlines() if line.startswith("run "))
+    assert "jit=c1" in run_line.split()
+    assert "task=bronze_datahub_entity_change_events" in done.stdout and "files=1" in done.stdout
