@@ -7,7 +7,7 @@ run, so it cannot show that cost; `benchmarks.run` starts this module for a seco
 increment and reports both.
 
 Prints the task log, then one JSON line: start-up and pipeline seconds, whether the JVM
-mapped a class archive, and per task its status, rows written and table rows afterwards
+mapped a class archive and which compilers it ran (`pipelines.jit`), and per task its status, rows written and table rows afterwards
 (so the rows reconcile with the warehouse). A JVM that records the archive writes it after
 that line, as it exits: the parent stops its clock at the line.
 """
@@ -51,17 +51,19 @@ def main(argv: list[str] | None = None) -> int:
     from benchmarks.workload import restrict_graph
     from pipelines.config import load_config
     from pipelines.graph import load_graph
-    from pipelines.runner import RunFailed, run_pipeline
+    from pipelines.jit import compiles_with_c1_only, java_options_for_one_run
+    from pipelines.runner import LAYERS, RunFailed, run_pipeline
     from pipelines.spark import get_spark
     from pipelines.store import open_store
 
     args = parse_args(argv)
     config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)
     graph = restrict_graph(load_graph(), args.tasks) if args.tasks else load_graph()
-    spark = get_spark(config)
+    spark = get_spark(config, java_options_for_one_run(config, LAYERS, graph))  # as `lakehouse run` starts it
     ready = time.monotonic()
     figures: dict = {"startup_s": round(ready - STARTED, 2), "error": None, "tasks": []}
     figures["class_archive"] = class_archive_use(spark)
+    figures["jit"] = "C1 only" if compiles_with_c1_only(spark) else "tiered"
     try:
         summary = run_pipeline(config, graph=graph, spark=spark)
         figures["pipeline_s"] = round(summary.seconds, 2)

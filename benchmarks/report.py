@@ -137,7 +137,8 @@ def _new_process_lines(cold: dict | None) -> list[str]:
     return [
         f"incremental, new process  {cold['wall_s']:8.2f} s  ({cold['events']:,} events in {cold['folder']}/; "
         f"Python + Spark start-up {cold['startup_s']:.2f} s, pipeline {cold['pipeline_s']:.2f} s, "
-        f"class archive {cold.get('class_archive', 'off')}: a scheduled lakehouse run, cold JIT)"
+        f"class archive {cold.get('class_archive', 'off')}, JIT {cold.get('jit', 'tiered')}: "
+        "a scheduled lakehouse run, cold JIT)"
     ]
 
 

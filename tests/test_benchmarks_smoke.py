@@ -127,6 +127,7 @@ def test_a_second_increment_runs_in_a_new_process_and_is_reported(printed):
     assert cold["startup_s"] > 0 and cold["pipeline_s"] > 0
     assert cold["wall_s"] >= cold["startup_s"] + cold["pipeline_s"]
     assert f"incremental, new process  {cold['wall_s']:8.2f} s" in text
+    assert cold["jit"] == "C1 only" and "JIT C1 only" in text  # a small increment: `pipelines.jit`
     assert f"in a new process {cold['wall_s']:.1f} s" in text  # the incremental target's note
 
 
