@@ -7,9 +7,10 @@ run, so it cannot show that cost; `benchmarks.run` starts this module for a seco
 increment and reports both.
 
 Prints the task log, then one JSON line: start-up and pipeline seconds, whether the JVM
-mapped a class archive and which compilers it ran (`pipelines.jit`), and per task its status, rows written and table rows afterwards
-(so the rows reconcile with the warehouse). A JVM that records the archive writes it after
-that line, as it exits: the parent stops its clock at the line.
+mapped a class archive and which compilers it ran (`pipelines.jit`), and per task its
+status, rows written and table rows afterwards (so the rows reconcile with the warehouse).
+A JVM that records the archive writes it after that line, as it exits: the parent stops
+its clock at the line.
 """
 
 from __future__ import annotations
