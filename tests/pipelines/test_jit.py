@@ -101,17 +101,29 @@ def test_the_suites_long_lived_jvm_keeps_the_default_compilers(spark):
     assert not compiles_with_c1_only(spark)
 
 
-def test_lakehouse_run_starts_a_c1_jvm_for_a_small_increment_and_says_so(landed, tmp_path):
+@pytest.mark.parametrize(
+    ("options", "c1"),
+    [([], True), (["--every", "1s", "--max-runs", "1"], False)],  # --every: one JVM for many runs
+    ids=["one run", "every"],
+)
+def test_lakehouse_run_starts_a_c1_jvm_for_one_small_run_and_says_so(landed, tmp_path, options, c1):
     warehouse = tmp_path / "warehouse"
     shutil.copytree(landed.warehouse, warehouse)
-    _add_a_file(landed, "increment.json")
+    added = _add_a_file(landed, "increment.json")
     try:
         done = lakehouse(
-            "run", "--landing", str(landed.landing), "--warehouse", str(warehouse), "--layers", "bronze"
+            "run",
+            "--landing",
+            str(landed.landing),
+            "--warehouse",
+            str(warehouse),
+            "--layers",
+            "bronze",
+            *options,
         )
     finally:
-        (landed.landing / "datahub_ece" / "new" / "increment.json").unlink()
+        added.unlink()
     assert done.returncode == 0, done.stderr[-3000:]
     run_line = next(line for line in done.stdout.splitlines() if line.startswith("run "))
-    assert "jit=c1" in run_line.split()
+    assert ("jit=c1" in run_line.split()) is c1
     assert "task=bronze_datahub_entity_change_events" in done.stdout and "files=1" in done.stdout
