@@ -39,9 +39,9 @@ def class_archive_use(spark) -> str:
     """`mapped`, `recording` or `off`: whether this JVM started from a class archive
     (`pipelines.class_archive`), read from its own command line."""
     from pipelines.class_archive import MAP_OPTION, RECORD_OPTION
+    from pipelines.spark import jvm_options
 
-    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
-    arguments = " ".join(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    arguments = " ".join(jvm_options(spark))
     if MAP_OPTION in arguments:
         return "mapped"
     return "recording" if RECORD_OPTION in arguments else "off"

@@ -27,6 +27,7 @@ from pipelines.class_archive import JAVA_OPTIONS
 from pipelines.config import Config
 from pipelines.context import RunContext
 from pipelines.graph import JobGraph, load_graph
+from pipelines.spark import jvm_options
 
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 PROFILE_KEY = "quick_jit_below_records"
@@ -64,6 +65,4 @@ def pending_rows(config: Config, layers: tuple[str, ...], graph: JobGraph | None
 
 def compiles_with_c1_only(spark: SparkSession) -> bool:
     """Whether the session's JVM was started with `QUICK_JIT` (shown on the run's first line)."""
-    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
-    arguments = jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
-    return QUICK_JIT in list(arguments)
+    return QUICK_JIT in jvm_options(spark)

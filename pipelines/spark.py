@@ -172,6 +172,12 @@ def task_session(spark: SparkSession) -> SparkSession:
     return session
 
 
+def jvm_options(spark: SparkSession) -> list[str]:
+    """The options the session's local JVM was started with (class archive, compilers, heap)."""
+    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
+    return list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+
+
 def has_delta_jvm(spark: SparkSession) -> bool:
     """True when Delta's JVM classes are on the session's classpath."""
     try:
