@@ -30,11 +30,16 @@ from pipelines.graph import JobGraph, load_graph
 from pipelines.spark import jvm_options
 
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
+# C1 alone makes HotSpot size the code cache as a client VM's, 48 MB instead of 240: Spark's
+# code and the classes it generates filled that in a 10k increment at 1M events ("Out of
+# space in CodeCache", then the SparkContext died), so the tiered default is kept.
+CODE_CACHE = "-XX:ReservedCodeCacheSize=240m"
+QUICK_JIT_OPTIONS = f"{QUICK_JIT} {CODE_CACHE}"
 PROFILE_KEY = "quick_jit_below_records"
 
 
 def java_options_for_one_run(config: Config, layers: tuple[str, ...], graph: JobGraph | None = None) -> str:
-    """`QUICK_JIT` when a new JVM started for one run of `layers` (of `graph`, the default job
+    """`QUICK_JIT_OPTIONS` when a new JVM started for one run of `layers` (of `graph`, the default job
     graph when None) should compile with C1 only, else "" (HotSpot's default)."""
     limit = config.profile.get(PROFILE_KEY)
     if not limit or config.profile.get("use_existing_session"):
@@ -45,7 +50,7 @@ def java_options_for_one_run(config: Config, layers: tuple[str, ...], graph: Job
         pending = pending_rows(config, layers, graph)
     except Exception:  # weighed as large, as the runner weighs a task it cannot; the run reports the cause
         return ""
-    return QUICK_JIT if pending < limit else ""
+    return QUICK_JIT_OPTIONS if pending < limit else ""
 
 
 def pending_rows(config: Config, layers: tuple[str, ...], graph: JobGraph | None = None) -> int:

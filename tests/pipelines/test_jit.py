@@ -4,7 +4,9 @@ records, a layer left behind) and long-lived JVMs keep HotSpot's default (`pipel
 from __future__ import annotations
 
 import copy
+import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,9 +14,11 @@ import pytest
 from pipelines.class_archive import JAVA_OPTIONS
 from pipelines.config import PROJECT_ROOT, Config
 from pipelines.executors.bronze import LANDING_BYTES_PER_RECORD
+from pipelines.java import ensure_java
 from pipelines.jit import (
     PROFILE_KEY,
     QUICK_JIT,
+    QUICK_JIT_OPTIONS,
     compiles_with_c1_only,
     java_options_for_one_run,
     pending_rows,
@@ -60,7 +64,7 @@ def test_a_first_run_counts_every_landing_record_and_nothing_else(config, tmp_pa
     first = config.with_overrides(landing=str(SAMPLES), warehouse=str(tmp_path / "warehouse"))
     in_sight = pending_rows(first, ("bronze",))
     assert in_sight > 0 and pending_rows(first, LAYERS) == in_sight  # no silver or gold input yet
-    assert java_options_for_one_run(first, LAYERS) == QUICK_JIT  # the samples are a small run
+    assert java_options_for_one_run(first, LAYERS) == QUICK_JIT_OPTIONS  # the samples are a small run
     assert java_options_for_one_run(_with_profile(first, **{PROFILE_KEY: in_sight}), LAYERS) == ""
 
 
@@ -77,7 +81,7 @@ def test_a_layer_left_behind_counts_the_rows_it_has_to_catch_up_on(landed, store
     ece_rows = store_of(landed).count_added_since("bronze.datahub_entity_change_events", None)
     assert pending_rows(landed, ("bronze", "silver")) >= ece_rows > 0  # silver never ran
     behind = _with_profile(landed, **{PROFILE_KEY: ece_rows})
-    assert java_options_for_one_run(behind, ("bronze",)) == QUICK_JIT
+    assert java_options_for_one_run(behind, ("bronze",)) == QUICK_JIT_OPTIONS
     assert java_options_for_one_run(behind, LAYERS) == ""
 
 
@@ -87,7 +91,7 @@ def test_a_small_run_compiles_with_c1_only_unless_the_profile_says_otherwise(lan
     try:
         pending = pending_rows(landed, bronze)
         assert 0 < pending < landed.profile[PROFILE_KEY]  # the default profile's limit
-        assert java_options_for_one_run(landed, bronze) == QUICK_JIT
+        assert java_options_for_one_run(landed, bronze) == QUICK_JIT_OPTIONS
         assert java_options_for_one_run(_with_profile(landed, **{PROFILE_KEY: pending}), bronze) == ""
         assert java_options_for_one_run(_with_profile(landed, **{PROFILE_KEY: 0}), bronze) == ""
         own = dict(landed.profile["spark_conf"]) | {JAVA_OPTIONS: "-XX:-TieredCompilation"}
@@ -95,6 +99,21 @@ def test_a_small_run_compiles_with_c1_only_unless_the_profile_says_otherwise(lan
         assert java_options_for_one_run(_with_profile(landed, use_existing_session=True), bronze) == ""
     finally:
         added.unlink()
+
+
+def test_c1_only_keeps_the_tiered_code_cache(config):
+    """HotSpot alone would give a C1-only JVM a client VM's 48 MB code cache, which Spark fills."""
+    java = Path(ensure_java()) / "bin" / "java"
+
+    def code_cache_bytes(options: str) -> int:
+        flags = subprocess.run(
+            [str(java), *options.split(), "-XX:+PrintFlagsFinal", "-version"], capture_output=True, text=True
+        ).stdout
+        return int(re.search(r"\bReservedCodeCacheSize\s+=\s+(\d+)", flags).group(1))
+
+    tiered = code_cache_bytes("")
+    assert code_cache_bytes(QUICK_JIT) < tiered  # the trap
+    assert code_cache_bytes(QUICK_JIT_OPTIONS) == tiered == 240 * 1024 * 1024
 
 
 def test_the_suites_long_lived_jvm_keeps_the_default_compilers(spark):
