@@ -4,10 +4,11 @@ HotSpot compiles hot code twice: at once with its quick C1 compiler, later again
 with C2. In a JVM's first minute C2 spends ~15 s of CPU on Spark's own code (Jackson,
 Janino, task serialization: benchmarks/README.md, session 25), on a 2-core machine beside
 the run's own work. A small increment in a new `lakehouse run` process is over before that
-pays back, so it starts with C1 only (`QUICK_JIT`): a 10k increment on a 1M-event warehouse
-took 36.6-39.4 s against 45.1-48.4 s; at 100k the two were even. A full build runs long
-enough for C2's code to win (141 against 109-118 s at 1M events), and so does a JVM that
-serves many runs (`lakehouse run --every`, tests): those keep HotSpot's default.
+pays back, so it starts with C1 only (`QUICK_JIT_OPTIONS`): on a 1M-event warehouse a 10k
+increment took 31.2-32.1 s against 43.5-44.1 s, a 100k one 63.9-65.7 s against 73.6-74.9 s.
+A full build runs long enough for C2's code to win (1M events: 138.8 against 126.2 s), and
+so does a JVM that serves many runs (`lakehouse run --every`, tests): those keep HotSpot's
+default.
 
 The profile's `quick_jit_below_records` is the size: when the rows the run's tasks have in
 sight before it starts, summed, are fewer than that, the JVM starts with C1 only. Each task
