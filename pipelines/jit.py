@@ -45,13 +45,16 @@ def java_options_for_one_run(config: Config, layers: tuple[str, ...], graph: Job
     limit = config.profile.get(PROFILE_KEY)
     if not limit or config.profile.get("use_existing_session"):
         return ""
-    if "Tiered" in str(config.profile.get("spark_conf", {}).get(JAVA_OPTIONS, "")):
+    own = str(config.profile.get("spark_conf", {}).get(JAVA_OPTIONS, ""))
+    if "Tiered" in own:
         return ""  # the profile chose the compilers itself
     try:
         pending = pending_rows(config, layers, graph)
     except Exception:  # weighed as large, as the runner weighs a task it cannot; the run reports the cause
         return ""
-    return QUICK_JIT_OPTIONS if pending < limit else ""
+    if pending >= limit:
+        return ""
+    return QUICK_JIT if "ReservedCodeCacheSize" in own else QUICK_JIT_OPTIONS  # a size set there stays
 
 
 def pending_rows(config: Config, layers: tuple[str, ...], graph: JobGraph | None = None) -> int:

@@ -96,6 +96,8 @@ def test_a_small_run_compiles_with_c1_only_unless_the_profile_says_otherwise(lan
         assert java_options_for_one_run(_with_profile(landed, **{PROFILE_KEY: 0}), bronze) == ""
         own = dict(landed.profile["spark_conf"]) | {JAVA_OPTIONS: "-XX:-TieredCompilation"}
         assert java_options_for_one_run(_with_profile(landed, spark_conf=own), bronze) == ""
+        own[JAVA_OPTIONS] = "-XX:ReservedCodeCacheSize=512m"  # appended after it, ours would shrink it
+        assert java_options_for_one_run(_with_profile(landed, spark_conf=own), bronze) == QUICK_JIT
         assert java_options_for_one_run(_with_profile(landed, use_existing_session=True), bronze) == ""
     finally:
         added.unlink()
