@@ -27,6 +27,7 @@ from gold.proposals import (
     build_proposals,
     creations,
     is_decision,
+    linked_group_values,
     linked_groups,
     proposal_group,
     relevant,
@@ -110,4 +111,5 @@ JOB = GoldJob(
     group_key=GROUP_COLUMN,
     row_key=("proposal_event_id",),
     expand_groups=linked_groups,
+    expand_group_values=linked_group_values,
 )

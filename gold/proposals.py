@@ -25,6 +25,7 @@ from gold import GROUP, empty_frame, string_map
 from gold.associations import DOMAIN, GLOSSARY_TERM, OWNERSHIP, TAG
 from gold.intervals import root_urn
 from pipelines.jobs import GoldJob
+from pipelines.sql_text import one_of
 
 ACTION_REQUESTS = "silver.datahub_action_requests"
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
@@ -121,6 +122,22 @@ def linked_groups(touched: DataFrame, relevant_sources: dict[str, DataFrame]) ->
     resources = touched.unionByName(to_resource)
     to_proposal = with_resource.join(resources, GROUP, "left_semi").select(F.col("proposal_urn").alias(GROUP))
     return resources.unionByName(to_proposal)
+
+
+def linked_group_values(touched: list[str], relevant_sources: dict[str, DataFrame]) -> set[str]:
+    """`linked_groups` for touched groups known as values: the same two hops, each one
+    filtering scan of the action requests, collected."""
+    requests = relevant_sources.get(ACTION_REQUESTS)
+    if requests is None:
+        return set(touched)
+    with_resource = requests.where(F.col("resource_urn").isNotNull())
+
+    def collected(column: str, where: list[str], keep: str) -> set[str]:
+        rows = with_resource.where(one_of(column, where)).select(keep).distinct().collect()
+        return {row[0] for row in rows}
+
+    resources = set(touched) | collected("proposal_urn", touched, GROUP)
+    return resources | collected(GROUP, sorted(resources), "proposal_urn")
 
 
 def _first(df: DataFrame, partition: str, *order: Column) -> DataFrame:
@@ -310,4 +327,5 @@ JOB = GoldJob(
     group_key=GROUP_COLUMN,
     row_key=("proposal_urn",),
     expand_groups=linked_groups,
+    expand_group_values=linked_group_values,
 )

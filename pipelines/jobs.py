@@ -90,6 +90,9 @@ class GoldJob:
 
     `expand_groups(touched, relevant_sources)` may add groups linked to the
     touched ones (e.g. a proposal's status event that names no resource).
+    `expand_group_values(values, relevant_sources)` returns the same groups for
+    touched groups known as Python strings (a small incremental run): the
+    runner then filters with IN lists instead of joining.
 
     `append_only`: every group is one silver row's own `event_id`, which its
     table holds once and never rewrites, so a touched group's whole history is
@@ -120,6 +123,7 @@ class GoldJob:
     row_key: tuple[str, ...]
     partition_by: tuple[str, ...] = ()
     expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
+    expand_group_values: Callable[[list[str], dict[str, DataFrame]], set[str]] | None = None
     append_only: bool = False
     accumulate: Callable[[DataFrame, DataFrame], DataFrame] | None = None
     extend: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None

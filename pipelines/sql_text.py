@@ -93,6 +93,12 @@ def non_null_strings(values: Iterable[str]) -> str:
     return f"filter({strings(items)}, _e -> _e IS NOT NULL)" if items else strings(())
 
 
+def one_of(column_name: str, values: list) -> Column:
+    """`column_name IN (values)` as one Column built from text: one JVM call, where `isin` makes
+    one per value; false for no values."""
+    return F.expr(f"{name(column_name)} IN ({literals(values)})") if values else F.lit(False)
+
+
 def column(text: str, alias: str | None = None) -> Column:
     """The Column of an expression text, aliased when `alias` is given: one JVM call either way
     (the alias is part of the text, so no second call for `.alias`)."""

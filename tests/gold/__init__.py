@@ -120,13 +120,17 @@ def touched_groups(job: GoldJob, batch: dict[str, DataFrame]) -> DataFrame:
 
 def build_incrementally(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
     """What the runner does: build the first batch, then rebuild only the groups the second batch
-    touches (and the groups `expand_groups` links to them) from all rows, and replace those groups
-    in the first result."""
+    touches (and the groups `expand_groups` links to them; `expand_group_values` must find the
+    same) from all rows, and replace those groups in the first result."""
     result = build_all(job, first)
     touched = touched_groups(job, second)
     everything = {name: job.relevant(name, first[name].unionByName(second[name])) for name in second}
     if job.expand_groups is not None:
-        touched = job.expand_groups(touched, everything).distinct()
+        expanded = job.expand_groups(touched, everything).distinct()
+        if job.expand_group_values is not None:  # the runner's path for collected groups: the same
+            values = sorted(row[0] for row in touched.collect())
+            assert job.expand_group_values(values, everything) == {row[0] for row in expanded.collect()}
+        touched = expanded
     history = {name: rows_.join(touched, "_group", "left_semi") for name, rows_ in everything.items()}
     kept = result.join(touched.withColumnRenamed("_group", job.group_key), job.group_key, "left_anti")
     return kept.select(*result.columns).unionByName(job.build(history))

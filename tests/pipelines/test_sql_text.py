@@ -10,7 +10,17 @@ from pyspark.sql import functions as F
 
 from pipelines.config import Config
 from pipelines.spark import get_spark
-from pipelines.sql_text import any_of, column, data_type, literal, literals, name, non_null_strings, when
+from pipelines.sql_text import (
+    any_of,
+    column,
+    data_type,
+    literal,
+    literals,
+    name,
+    non_null_strings,
+    one_of,
+    when,
+)
 
 AWKWARD_TEXTS = [
     "plain",
@@ -138,3 +148,10 @@ def test_the_session_keeps_the_literal_syntax_sql_text_writes_even_when_a_profil
         assert session.range(1).select(column(literal(text), "v")).first()["v"] == text
     finally:
         spark.conf.set("spark.sql.parser.escapedStringLiterals", before)
+
+
+def test_one_of_keeps_the_rows_whose_value_is_listed_and_none_for_an_empty_list(spark):
+    frame = spark.createDataFrame([(t,) for t in AWKWARD_TEXTS] + [(None,)], "g string")
+    listed = AWKWARD_TEXTS[:4] + ["not present"]
+    assert sorted(r.g for r in frame.where(one_of("g", listed)).collect()) == sorted(AWKWARD_TEXTS[:4])
+    assert frame.where(one_of("g", [])).count() == 0
