@@ -5,9 +5,9 @@ with C2. In a JVM's first minute C2 spends ~15 s of CPU on Spark's own code (Jac
 Janino, task serialization: benchmarks/README.md, session 25), on a 2-core machine beside
 the run's own work. A small increment in a new `lakehouse run` process is over before that
 pays back, so it starts with C1 only (`QUICK_JIT_OPTIONS`): on a 1M-event warehouse a 10k
-increment took 31.2-32.1 s against 43.5-44.1 s, a 100k one 63.9-65.7 s against 73.6-74.9 s.
-A full build runs long enough for C2's code to win (1M events: 138.8 against 126.2 s), and
-so does a JVM that serves many runs (`lakehouse run --every`, tests): those keep HotSpot's
+increment took 31.2-32.1 s against 43.5-44.1 s, a 300k one 96.2-102.1 s against 105.5-112.5 s.
+A 600k increment (129.3-131.2 s against 133.5-137.2 s) and a full build (1M events: 126.2
+against 138.8 s) run long enough for C2's code to win, and so does a JVM that serves many runs (`lakehouse run --every`, tests): those keep HotSpot's
 default.
 
 The profile's `quick_jit_below_records` is the size: when the rows the run's tasks have in
