@@ -6,9 +6,9 @@ Janino, task serialization: benchmarks/README.md, session 25), on a 2-core machi
 the run's own work. A small increment in a new `lakehouse run` process is over before that
 pays back, so it starts with C1 only (`QUICK_JIT_OPTIONS`): on a 1M-event warehouse a 10k
 increment took 31.2-32.1 s against 43.5-44.1 s, a 300k one 96.2-102.1 s against 105.5-112.5 s.
-A 600k increment (129.3-131.2 s against 133.5-137.2 s) and a full build (1M events: 126.2
-against 138.8 s) run long enough for C2's code to win, and so does a JVM that serves many runs (`lakehouse run --every`, tests): those keep HotSpot's
-default.
+A 600k increment (133.5-137.2 s against 129.3-131.2 s) and a full build (1M events: 138.8
+against 126.2 s) run long enough for C2's code to win, and so does a JVM that serves many
+runs (`lakehouse run --every`, tests): those keep HotSpot's default.
 
 The profile's `quick_jit_below_records` is the size: when the rows the run's tasks have in
 sight before it starts, summed, are fewer than that, the JVM starts with C1 only. Each task
