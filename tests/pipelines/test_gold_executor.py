@@ -232,9 +232,14 @@ def test_counts_add_up_without_history_until_a_source_is_rewritten(spark, config
     assert ("urn:li:corpuser:a", "TAG_ADD", 1) in [(a, t, n) for _d, a, _s, t, n in _activity(stepwise)]
 
 
-def test_proposal_tables_find_their_touched_groups_once_per_run(spark, config, tmp_path):
+@pytest.mark.parametrize("inline_groups", [gold_executor.INLINE_GROUPS, 0], ids=["in-lists", "joins"])
+def test_proposal_tables_find_their_touched_groups_once_per_run(
+    spark, config, tmp_path, monkeypatch, inline_groups
+):
     """gold.proposals and gold.proposal_events share sources, grouping and linked groups: the
-    second table of a run reuses the groups the first collected, and both equal a full build."""
+    second table of a run reuses the groups the first collected, and both equal a full build,
+    whether the linked groups are found by IN-list scans (few groups) or by joins (many)."""
+    monkeypatch.setattr(gold_executor, "INLINE_GROUPS", inline_groups)
     stepwise = _context(spark, tmp_path / "stepwise", config)
     once = _context(spark, tmp_path / "once", config)
     jobs = (proposals.JOB, proposal_events.JOB)
