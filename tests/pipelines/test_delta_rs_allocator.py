@@ -58,7 +58,7 @@ def _query_in_new_interpreter(table: str, setting: str | None) -> tuple[dict, st
     env = {k: v for k, v in os.environ.items() if k != VARIABLE}
     if setting is not None:
         env[VARIABLE] = setting
-    env["PYTHONPATH"] = os.pathsep.join([str(REPOSITORY), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY), env.get("PYTHONPATH")]))
     done = subprocess.run(
         [sys.executable, "-c", CHILD, table, VARIABLE], env=env, capture_output=True, text=True, check=True
     )
