@@ -76,7 +76,7 @@ class TaskTiming:
         return self.source_rows or self.rows_in
 
 
-def _proc_status_mb(pid: int | str, field_name: str) -> float | None:
+def proc_status_mb(pid: int | str, field_name: str) -> float | None:
     """A `VmRSS`/`VmHWM` line of /proc/<pid>/status in MB (None off Linux or for a remote JVM)."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as status:
@@ -170,8 +170,8 @@ class MemorySampler:
             self._stop.wait(self.interval)
 
     def sample(self) -> None:
-        jvm_rss = (_proc_status_mb(self.jvm_pid, "VmRSS") or 0.0) if self.jvm_pid else 0.0
-        python_rss = _proc_status_mb("self", "VmRSS") or 0.0
+        jvm_rss = (proc_status_mb(self.jvm_pid, "VmRSS") or 0.0) if self.jvm_pid else 0.0
+        python_rss = proc_status_mb("self", "VmRSS") or 0.0
         figures = {
             "jvm_heap_used_mb": self.memory_bean.getHeapMemoryUsage().getUsed() / MB,
             "jvm_heap_after_gc_mb": self._after_gc_mb(),
@@ -229,7 +229,7 @@ class MemorySampler:
         return {
             "heap_max_mb": round(self.heap_max_mb),
             "jvm_heap_pool_peaks_mb": round(sum(p.getPeakUsage().getUsed() for p in self.heap_pools) / MB),
-            "jvm_rss_hwm_mb": round(_proc_status_mb(self.jvm_pid, "VmHWM") or 0) if self.jvm_pid else None,
+            "jvm_rss_hwm_mb": round(proc_status_mb(self.jvm_pid, "VmHWM") or 0) if self.jvm_pid else None,
             "python_maxrss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
             "per_phase": {p: {k: round(v) for k, v in self.peaks_of(p).items()} for p in phases},
         }

@@ -29,10 +29,10 @@ CHILD = """
 import json, os, sys, time
 import pipelines
 from deltalake import DeltaTable, QueryBuilder
+from benchmarks.instrument import proc_status_mb
 
 def rss_mb():
-    with open("/proc/self/status") as status:
-        return next(int(line.split()[1]) // 1024 for line in status if line.startswith("VmRSS"))
+    return proc_status_mb("self", "VmRSS")
 
 table = DeltaTable(sys.argv[1])
 before = rss_mb()
