@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from pipelines.jit import compiles_with_c1_only, java_options_for_one_run
     from pipelines.runner import LAYERS, RunFailed, run_pipeline
     from pipelines.spark import get_spark
-    from pipelines.store import open_store
+    from pipelines.store import open_configured_store
 
     args = parse_args(argv)
     config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         summary = run_pipeline(config, graph=graph, spark=spark)
         figures["pipeline_s"] = round(summary.seconds, 2)
-        store = open_store(spark, config.warehouse, config.engine)
+        store = open_configured_store(spark, config)
         for task in graph.ordered():
             result, table = summary.results.get(task.key), task.job(config).table
             figures["tasks"].append(

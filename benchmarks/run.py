@@ -358,7 +358,7 @@ def run_size(
     from pipelines.config import load_config
     from pipelines.graph import load_graph
     from pipelines.spark import get_spark
-    from pipelines.store import open_store
+    from pipelines.store import open_configured_store
 
     landing, warehouse = workdir / "landing", workdir / "warehouse"
     if warehouse.exists():
@@ -384,7 +384,7 @@ def run_size(
         config,
         graph,
         spark,
-        open_store(spark, warehouse, config.engine),
+        open_configured_store(spark, config),
         sampler,
         instrumentation,
         increments_after=sum(generated.values()) if increment_times == "after" else None,

@@ -49,11 +49,11 @@ def run_schedule(args: argparse.Namespace, spark=None) -> list[dict]:
     from pipelines.config import load_config
     from pipelines.runner import run_pipeline
     from pipelines.spark import get_spark
-    from pipelines.store import open_store
+    from pipelines.store import open_configured_store
 
     config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)
     spark = spark or get_spark(config)
-    store = open_store(spark, config.warehouse, config.engine)
+    store = open_configured_store(spark, config)
     runs = []
     for number in range(1, args.runs + 1):
         add_increment(Path(args.landing), args.events, seed=args.seed + number)

@@ -53,12 +53,12 @@ def _maintained_store(config: Config) -> Iterator:
     beside them, and a busy warehouse sends them away with the same "in use" line."""
     from pipelines.lock import warehouse_lock
     from pipelines.spark import get_spark
-    from pipelines.store import open_store
+    from pipelines.store import open_configured_store
 
     if not config.warehouse.is_dir():
         raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
     with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
-        yield open_store(get_spark(config), config.warehouse, config.engine)
+        yield open_configured_store(get_spark(config), config)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -166,11 +166,15 @@ def cmd_sql(args: argparse.Namespace) -> int:
             return 2
     if not config.warehouse.is_dir():
         raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
-    from pipelines.spark import get_spark
+    from pipelines.spark import engine_in_use, get_spark
 
     spark = get_spark(config)
     sql.quiet_spark_errors()
-    with sql.SqlSession(spark, config.warehouse, config.engine, args.as_of_version) as session:
+    storage = config.section("storage")
+    engine = engine_in_use(config, spark)
+    with sql.SqlSession(
+        spark, config.warehouse, engine, args.as_of_version, storage["catalog"], storage["schema_prefix"]
+    ) as session:
         if text is None:
             return sql.interactive(session, args.format, sys.stdin, sys.stdout, sys.stderr)
         return sql.run_script(session, text, args.format, sys.stdout, sys.stderr)
@@ -179,10 +183,10 @@ def cmd_sql(args: argparse.Namespace) -> int:
 def cmd_dq_report(args: argparse.Namespace) -> int:
     from pipelines.report import write_report
     from pipelines.spark import get_spark
-    from pipelines.store import open_store
+    from pipelines.store import open_configured_store
 
     config = _config(args)
-    store = open_store(get_spark(config), config.warehouse, config.engine)
+    store = open_configured_store(get_spark(config), config)
     bronze_tables = {name: source["bronze_table"] for name, source in config.sources.items()}
     print(write_report(store, Path(args.out) if args.out else None, bronze_tables, args.runs))
     return 0

@@ -42,7 +42,7 @@ from pipelines.jit import compiles_with_c1_only
 from pipelines.jobs import BronzeJob, GoldJob, SilverJob
 from pipelines.lock import warehouse_lock
 from pipelines.spark import get_spark, task_session
-from pipelines.store import open_store
+from pipelines.store import open_configured_store
 
 EXECUTORS = {BronzeJob: bronze.run, SilverJob: silver.run, GoldJob: gold.run}
 PENDING_ROWS = {BronzeJob: bronze.pending_rows, SilverJob: silver.pending_rows, GoldJob: gold.pending_rows}
@@ -87,7 +87,7 @@ def run_pipeline(
         raise RunFailed(f"landing folder {config.landing} does not exist")
     graph = graph or load_graph()
     spark = spark or get_spark(config)
-    store = open_store(spark, config.warehouse, config.engine)
+    store = open_configured_store(spark, config)
     run_id = new_run_id()
     ctx = RunContext(spark, store, config, run_id, dt.datetime.now(dt.timezone.utc), log_format)
     summary = RunSummary(run_id)

@@ -7,9 +7,10 @@ the cluster's session is reused untouched except for the session settings.
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 import logging
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -37,6 +38,9 @@ REQUIRED_CONF = {
 def get_spark(config: Config, java_options: str = "") -> SparkSession:
     """The active session when the profile says so, else a new local/cluster one.
 
+    With the delta-spark engine (`engine_for_new_session`) a new session gets Delta's jars,
+    SQL extension and catalog (`delta_session_conf`); Spark's resolver fetches the jars from
+    Maven Central once and keeps them in its Ivy cache.
     A new local JVM maps the class archive an earlier run recorded, or records one as it
     exits (`pipelines.class_archive`; the profile's `class_archive`, `off` to disable).
     `java_options` are added to a new JVM's (`pipelines.jit`); a running JVM keeps its own."""
@@ -54,7 +58,27 @@ def get_spark(config: Config, java_options: str = "") -> SparkSession:
     java_home = ensure_java()
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
     running = SparkContext._active_spark_context is not None  # its JVM started already: no options apply
-    archive = None if running else for_session(profile.get("class_archive"), java_home, spark_conf)
+    if running:
+        return _new_session(config, spark_conf, java_options)
+    wanted = engine_for_new_session(config)
+    if wanted == "delta-spark":
+        try:
+            return _start(config, {**spark_conf, **delta_session_conf(spark_conf)}, java_home, java_options)
+        except PySparkRuntimeError as exc:
+            reason = (
+                f"Delta's jars ({delta_package()}) could not be fetched from Maven Central "
+                f"nor found in Spark's Ivy cache ({type(exc).__name__})"
+            )
+            if config.engine == "delta-spark":
+                raise DeltaJarsUnavailable(f"storage.engine is delta-spark but {reason}") from None
+            logging.getLogger(__name__).warning("engine=delta-rs: %s", reason)
+            print(f"engine     delta-rs, not delta-spark: {reason}", file=sys.stderr, flush=True)
+    return _start(config, spark_conf, java_home, java_options)
+
+
+def _start(config: Config, spark_conf: dict, java_home, java_options: str) -> SparkSession:
+    """A new JVM and session, mapping or recording the class archive where the profile says so."""
+    archive = for_session(config.profile.get("class_archive"), java_home, spark_conf)
     if archive is None:
         return _new_session(config, spark_conf, java_options)
     options, recording = archive.options()
@@ -70,15 +94,58 @@ def get_spark(config: Config, java_options: str = "") -> SparkSession:
     return spark
 
 
+class DeltaJarsUnavailable(RuntimeError):
+    """The delta-spark engine was asked for and Delta's jars could not be put on the classpath."""
+
+
+DELTA_SQL_CONF = {
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+}
+
+
+def delta_package() -> str:
+    """The Maven coordinate of Delta's jars for the installed delta-spark and PySpark, named as
+    delta-spark's `configure_spark_with_delta_pip` names it: the artifact is built per Spark
+    minor version (Scala 2.13), its version is delta-spark's."""
+    import pyspark
+
+    spark_minor = ".".join(pyspark.__version__.split(".")[:2])
+    return f"io.delta:delta-spark_{spark_minor}_2.13:{importlib.metadata.version('delta-spark')}"
+
+
+def delta_session_conf(spark_conf: dict) -> dict[str, str]:
+    """What a new session needs for Delta's JVM engine: its jars (added to any the profile
+    lists), SQL extension and catalog."""
+    packages = [p for p in str(spark_conf.get("spark.jars.packages", "")).split(",") if p.strip()]
+    return {**DELTA_SQL_CONF, "spark.jars.packages": ",".join([delta_package(), *packages])}
+
+
+def engine_in_use(config: Config, spark: SparkSession) -> str:
+    """The engine a run on `spark` uses: the configured one, or for `auto` delta-spark where the
+    session has Delta's classes and runs on a cluster (Databricks, a standalone cluster), else
+    delta-rs (a local session, or one without Delta)."""
+    if config.engine != "auto":
+        return config.engine
+    local = not config.profile.get("use_existing_session") and engine_for_new_session(config) == "delta-rs"
+    return "delta-spark" if not local and has_delta_jvm(spark) else "delta-rs"
+
+
+def engine_for_new_session(config: Config) -> str:
+    """The engine a new session is started for: `delta-spark` when asked for, or with `auto` when
+    Spark runs on a cluster (executors in their own JVMs); `delta-rs` for `auto` on a local
+    master, where it is the faster of the two (docs/engines.md)."""
+    if config.engine != "auto":
+        return config.engine
+    master = str(config.profile.get("master") or "local")
+    return "delta-rs" if master.startswith("local") else "delta-spark"
+
+
 def _new_session(config: Config, spark_conf: dict, java_options: str = "") -> SparkSession:
     profile = config.profile
     builder = SparkSession.builder.appName(profile.get("app_name", "catalog-lakehouse"))
     if profile.get("master"):
         builder = builder.master(profile["master"])
-    if config.engine == "delta-spark" and importlib.util.find_spec("delta") is not None:
-        builder = builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension").config(
-            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-        )
     settings = dict(spark_conf)
     if java_options:
         own = str(settings.get(JAVA_OPTIONS, "")).strip()
@@ -102,7 +169,7 @@ SMALL_INPUT_CONF = {
 
 
 @contextmanager
-def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
     """Set `settings` for the plans run inside, then restore the previous values (also on failure)."""
     previous = {key: spark.conf.get(key, None) for key in settings}
     for key, value in settings.items():
@@ -131,7 +198,7 @@ def small_input_mode(spark: SparkSession, rows: int, limit: int | None) -> Itera
     if not limit or rows >= limit:
         yield False
         return
-    with _session_conf(spark, SMALL_INPUT_CONF):
+    with session_conf(spark, SMALL_INPUT_CONF):
         yield True
 
 
@@ -154,7 +221,7 @@ def filters_stay_put(spark: SparkSession) -> Iterator[None]:
     right above a table scan still reach the Parquet reader.
     """
     rules = [r for r in (spark.conf.get(EXCLUDED_RULES, None) or "").split(",") if r.strip()]
-    with _session_conf(spark, {EXCLUDED_RULES: ",".join(dict.fromkeys([*rules, *FILTER_PUSHDOWN_RULES]))}):
+    with session_conf(spark, {EXCLUDED_RULES: ",".join(dict.fromkeys([*rules, *FILTER_PUSHDOWN_RULES]))}):
         yield
 
 
@@ -182,7 +249,9 @@ def has_delta_jvm(spark: SparkSession) -> bool:
     """True when Delta's JVM classes are on the session's classpath."""
     try:
         jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
-        jvm.java.lang.Class.forName("io.delta.tables.DeltaTable")
+        # jars added at start (`spark.jars.packages`) live in Spark's class loader, not the system one
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        jvm.java.lang.Class.forName("io.delta.tables.DeltaTable", False, loader)
         return True
     except Exception:
         return False

@@ -1,6 +1,10 @@
 """`lakehouse sql`: read-only Spark SQL over every table of a warehouse as `<layer>.<table>`.
 
-How the names resolve. Spark's in-memory session catalog cannot hold a view of a
+How the names resolve. With the delta-spark engine the tables are catalog tables
+(`pipelines.store`): a reference `gold.tag_timeline` resolves natively (rewritten to its
+catalog name where the configuration gives a catalog or schema prefix), and
+`DESCRIBE HISTORY gold.tag_timeline` works. Otherwise, and for `--as-of-version`:
+Spark's in-memory session catalog cannot hold a view of a
 DataFrame inside a database (temporary views take single-part names; persistent
 views may not reference DataFrames or temporary views), and the delta-rs engine's
 snapshots are DataFrames over an explicit file list, not something a catalog table
@@ -179,12 +183,25 @@ class SqlSession:
         sql.execute("SELECT count(*) FROM silver.datahub_entity_changes").show()
     """
 
-    def __init__(self, spark: SparkSession, warehouse: Any, engine: str = "auto", version: int | None = None):
+    def __init__(
+        self,
+        spark: SparkSession,
+        warehouse: Any,
+        engine: str = "auto",
+        version: int | None = None,
+        catalog: str = "",
+        schema_prefix: str = "",
+    ):
         self.spark = spark.newSession()
         for key, value in {**REQUIRED_CONF, **_shuffle_conf(spark)}.items():
             self.spark.conf.set(key, value)
-        self.store: TableStore = open_store(self.spark, warehouse, engine)
+        self.store: TableStore = open_store(self.spark, warehouse, engine, catalog, schema_prefix)
         self.version = version
+        # delta-spark: the tables are catalog tables, resolved by Spark itself (time travel
+        # still goes through the store's snapshots)
+        self.native = self.store.engine.names_tables and version is None
+        if self.native:
+            self.store.register_all()
         self.all_tables = set(self.store.tables())
         self.tables = {name for name in self.all_tables if self._exists_at_version(name)}
         self.views = {name: sql for name, sql in _view_definitions().items() if name not in self.tables}
@@ -216,6 +233,8 @@ class SqlSession:
         """Register `name` (table or view) if it can be; False when a view's base tables are missing."""
         if name in self._registered:
             return True
+        if name in self.tables and self.native:
+            return True
         if name in self.tables:
             self.store.read(name, self.version).createOrReplaceTempView(quote(name))
         elif name in self.views:
@@ -241,12 +260,18 @@ class SqlSession:
         while i < len(tokens):
             if i in replaced:
                 last, name = replaced[i]
-                out.append(quote(name))
+                out.append(self._resolved(name))
                 i = last + 1
             else:
                 out.append(tokens[i].text)
                 i += 1
         return "".join(out)
+
+    def _resolved(self, name: str) -> str:
+        """What a reference to `name` becomes: the catalog table, or the registered view."""
+        if self.native and name in self.tables:
+            return self.store.catalog_name(name) or quote(name)
+        return quote(name)
 
     def prepare(self, tokens: list[Token]) -> str:
         """Register what the statement mentions and return its text with names rewritten."""

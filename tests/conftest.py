@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import os
 
 import pytest
 
 from pipelines.class_archive import ENV as CLASS_ARCHIVE_ENV
-from pipelines.config import load_config
-from pipelines.spark import get_spark
+from pipelines.config import Config, load_config
+from pipelines.spark import DeltaJarsUnavailable, get_spark
 from pipelines.store import open_store
 
 # No JVM class archive in the suite, its `lakehouse` subprocesses included: they would map one a
@@ -21,12 +22,42 @@ def config():
     return load_config()
 
 
+ENGINES = ("delta-rs", "delta-spark")
+_DELTA_SPARK_MISSING: list[str] = []  # why the suite's JVM has no Delta classes, if it has none
+
+
+def with_engine(config: Config, engine: str) -> Config:
+    """`config` with `storage.engine` set to `engine`."""
+    raw = copy.deepcopy(config.raw)
+    raw["storage"]["engine"] = engine
+    return Config(raw)
+
+
 @pytest.fixture(scope="session")
 def spark(config):
-    session = get_spark(config)
+    """One JVM for the suite, carrying Delta's jars so both engines run on it (the delta-rs engine
+    never touches Delta's classes). Without Maven Central the delta-spark tests skip, saying why."""
+    try:
+        session = get_spark(with_engine(config, "delta-spark"))
+    except DeltaJarsUnavailable as exc:
+        _DELTA_SPARK_MISSING.append(str(exc))
+        session = get_spark(with_engine(config, "delta-rs"))
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()
+
+
+def skip_without_delta_spark(engine: str) -> None:
+    """Skip a delta-spark variant, with the one reason, where Delta's jars could not be had."""
+    if engine == "delta-spark" and _DELTA_SPARK_MISSING:
+        pytest.skip(f"delta-spark: {_DELTA_SPARK_MISSING[0]}")
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request, spark) -> str:
+    """Each table engine in turn (tests that must hold on both)."""
+    skip_without_delta_spark(request.param)
+    return request.param
 
 
 @pytest.fixture

@@ -8,7 +8,12 @@
     store.read("gold.tag_timeline", version=3)          # time travel
     store.last_metadata("silver.quarantine", "watermark")
 
-Tables are named `<layer>.<table>` and live at `<warehouse>/<layer>/<table>`.
+Tables are named `<layer>.<table>` and live at `<warehouse>/<layer>/<table>`. With the
+delta-spark engine they are also catalog tables: `<schema_prefix><layer>.<table>` in Spark's
+session catalog, registered at their folders (so `spark.table("gold.tag_timeline")` and
+`DESCRIBE HISTORY gold.tag_timeline` resolve natively); with a `catalog` (Unity Catalog on
+Databricks) they are that catalog's managed tables, `<catalog>.<schema_prefix><layer>.<table>`,
+and the warehouse folder keeps only the run's own files (lock, validation documents, reports).
 Nothing outside this package knows which engine runs.
 """
 
@@ -30,7 +35,14 @@ from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
 
 LAYERS = ("bronze", "silver", "gold", "ops")
 
-__all__ = ["TableStore", "open_store", "Compaction", "ConcurrentWriteError", "make_engine"]
+__all__ = [
+    "TableStore",
+    "open_store",
+    "open_configured_store",
+    "Compaction",
+    "ConcurrentWriteError",
+    "make_engine",
+]
 
 _WRITE_LOCKS: dict[str, threading.RLock] = {}
 _WRITE_LOCKS_GUARD = threading.Lock()
@@ -55,7 +67,8 @@ def make_engine(spark: SparkSession, name: str = "auto") -> Engine:
     if name == "delta-spark":
         if not has_delta_jvm(spark):
             raise RuntimeError(
-                "storage.engine is delta-spark but Delta's JVM classes are not on the classpath"
+                "storage.engine is delta-spark but Delta's JVM classes are not on the session's "
+                "classpath (start it with pipelines.spark.get_spark, which adds them)"
             )
         from pipelines.store.delta_spark import DeltaSparkEngine
 
@@ -70,64 +83,105 @@ def make_engine(spark: SparkSession, name: str = "auto") -> Engine:
 class TableStore:
     """Delta tables of one warehouse, addressed as `<layer>.<table>`."""
 
-    def __init__(self, warehouse: str | Path, engine: Engine):
+    def __init__(
+        self,
+        warehouse: str | Path,
+        engine: Engine,
+        catalog: str = "",
+        schema_prefix: str = "",
+        registered: set[str] | None = None,
+    ):
         self.warehouse = Path(warehouse).resolve()
         self.engine = engine
         self.spark = engine.spark
+        self.catalog = catalog if engine.names_tables else ""
+        self.schema_prefix = schema_prefix
+        # catalog names registered in this process (shared by the stores `for_session` makes)
+        self._registered = set() if registered is None else registered
 
     def for_session(self, spark: SparkSession) -> TableStore:
         """The same warehouse and engine kind, reading and writing through `spark` (a task's
         own session, so its SQL settings apply to the plans the store runs)."""
-        return TableStore(self.warehouse, type(self.engine)(spark))
+        return TableStore(
+            self.warehouse, type(self.engine)(spark), self.catalog, self.schema_prefix, self._registered
+        )
 
     def path(self, name: str) -> str:
-        layer, _, table = name.partition(".")
-        if layer not in LAYERS or not table or "/" in table or table.startswith("."):
-            raise ValueError(f"table name '{name}' must be <layer>.<table> with layer in {LAYERS}")
+        """The table's folder, `<warehouse>/<layer>/<table>`."""
+        layer, table = _split(name)
         return str(self.warehouse / layer / table)
 
+    def catalog_name(self, name: str) -> str | None:
+        """The name Spark SQL knows the table by (delta-spark), None where tables are folders only."""
+        if not self.engine.names_tables:
+            return None
+        layer, table = _split(name)
+        parts = [self.catalog] if self.catalog else []
+        return ".".join(f"`{p}`" for p in [*parts, f"{self.schema_prefix}{layer}", table])
+
+    def ref(self, name: str) -> str:
+        """What the engine addresses: the catalog table with a `catalog`, else the folder."""
+        return self.catalog_name(name) if self.catalog else self.path(name)
+
+    def register(self, name: str) -> None:
+        """Make `name` a catalog table at its folder (delta-spark, session catalog), once per process."""
+        qualified = self.catalog_name(name)
+        if qualified is None or self.catalog or qualified in self._registered:
+            return
+        if self.engine.exists(self.path(name)):
+            self.engine.register(qualified, self.path(name))
+            self._registered.add(qualified)
+
+    def register_all(self) -> list[str]:
+        """Register every table of the warehouse (a new process's session catalog starts empty)."""
+        names = self.tables()
+        for name in names:
+            self.register(name)
+        return names
+
     def exists(self, name: str) -> bool:
-        return self.engine.exists(self.path(name))
+        return self.engine.exists(self.ref(name))
 
     def version(self, name: str) -> int | None:
         """Latest committed version, None when the table does not exist."""
-        return self.engine.version(self.path(name))
+        return self.engine.version(self.ref(name))
 
     def read(self, name: str, version: int | None = None) -> DataFrame:
         """Current snapshot, or the snapshot at `version` (time travel)."""
-        return self.engine.read(self.path(name), version)
+        return self.engine.read(self.ref(name), version)
 
     def read_added_since(self, name: str, version: int | None) -> DataFrame:
         """Rows appended after `version` (all rows when None); for append-only tables."""
         if version is None:
             return self.read(name)
-        return self.engine.read_added_since(self.path(name), version)
+        return self.engine.read_added_since(self.ref(name), version)
 
     def read_rows(self, name: str, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
         """A small table's rows matching `where` ({column: value}), as dicts of the `columns` the
         table has, without a Spark job where the engine can (ops bookkeeping: files, runs)."""
-        return self.engine.read_rows(self.path(name), columns, where)
+        return self.engine.read_rows(self.ref(name), columns, where)
 
     def only_appended_since(self, name: str, version: int) -> bool:
         """True when every commit after `version` only added rows, so `read_added_since` is the
         whole change since then (False when rows were removed or rewritten, or when unsure)."""
-        return self.engine.only_appended_since(self.path(name), version)
+        return self.engine.only_appended_since(self.ref(name), version)
 
     def count_added_since(self, name: str, version: int | None) -> int:
         """How many rows `read_added_since` would return, from file statistics where the engine can."""
-        return self.engine.count_added_since(self.path(name), version)
+        return self.engine.count_added_since(self.ref(name), version)
 
     def tally_added_since(
         self, name: str, version: int | None, by: str, flag: str
     ) -> dict[Any, tuple[int, int]]:
         """{value of `by`: (rows, rows with the boolean `flag` set)} over the rows `read_added_since`
         would return, without a Spark job where the engine can (bronze: records per landing file)."""
-        return self.engine.tally_added_since(self.path(name), version, by, flag)
+        return self.engine.tally_added_since(self.ref(name), version, by, flag)
 
     def append_rows(self, rows: list[tuple], schema: StructType, name: str) -> None:
         """Append a few Python rows (bookkeeping) without the cost of a Spark job where possible."""
-        with _writing(self.path(name)):
-            self.engine.append_rows(rows, schema, self.path(name))
+        with _writing(self.ref(name)):
+            self.engine.append_rows(rows, schema, self.ref(name))
+        self.register(name)
 
     def append(
         self,
@@ -140,16 +194,18 @@ class TableStore:
         """Add rows in one atomic commit (creates the table on first use). `rows`: how many rows
         `df` holds (or at most), when the caller counted them (a cached batch); an engine may
         then write a small frame without a Spark write."""
-        with _writing(self.path(name)):
-            self.engine.append(df, self.path(name), partition_by or [], _encode(metadata), rows)
+        with _writing(self.ref(name)):
+            self.engine.append(df, self.ref(name), partition_by or [], _encode(metadata), rows)
+        self.register(name)
 
     def commit_no_rows(
         self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None
     ) -> None:
         """Record `metadata` in a commit that adds no rows (creates the table with `df`'s columns
         on first use); cheaper than appending an empty frame."""
-        with _writing(self.path(name)):
-            self.engine.commit_no_rows(df, self.path(name), partition_by or [], _encode(metadata))
+        with _writing(self.ref(name)):
+            self.engine.commit_no_rows(df, self.ref(name), partition_by or [], _encode(metadata))
+        self.register(name)
 
     def overwrite(
         self,
@@ -160,8 +216,9 @@ class TableStore:
         metadata: dict | None = None,
     ) -> None:
         """Replace the table, or only `partitions` (e.g. [{"event_date": "2024-01-01"}]), atomically."""
-        with _writing(self.path(name)):
-            self.engine.overwrite(df, self.path(name), partition_by or [], partitions, _encode(metadata))
+        with _writing(self.ref(name)):
+            self.engine.overwrite(df, self.ref(name), partition_by or [], partitions, _encode(metadata))
+        self.register(name)
 
     def merge(
         self,
@@ -174,8 +231,9 @@ class TableStore:
     ) -> None:
         """Upsert on `keys`; a true `delete_flag` column deletes the matching row instead.
         `rows`: as for `append`."""
-        with _writing(self.path(name)):
-            self.engine.merge(df, self.path(name), keys, delete_flag, _encode(metadata), rows)
+        with _writing(self.ref(name)):
+            self.engine.merge(df, self.ref(name), keys, delete_flag, _encode(metadata), rows)
+        self.register(name)
 
     def replace_groups(
         self,
@@ -194,14 +252,16 @@ class TableStore:
         `group_values`: the same groups as Python values, when the caller has collected them;
         an engine may then find the rows to replace without a Spark job.
         """
-        with _writing(self.path(name)):
-            return self.engine.replace_groups(
-                df, self.path(name), group_key, groups, keys, _encode(metadata), group_values
+        with _writing(self.ref(name)):
+            written = self.engine.replace_groups(
+                df, self.ref(name), group_key, groups, keys, _encode(metadata), group_values
             )
+        self.register(name)
+        return written
 
     def history(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Commits newest first; our metadata decoded under `metadata`."""
-        commits = self.engine.history(self.path(name), limit)
+        commits = self.engine.history(self.ref(name), limit)
         for commit in commits:
             commit["metadata"] = _decode(commit.get(METADATA_KEY))
         return commits
@@ -222,10 +282,16 @@ class TableStore:
         """The largest value of the timestamp `column` at `version` (latest when None), in epoch
         microseconds (None when it holds none), from file statistics where the engine can. Delta
         statistics may hold milliseconds only, so it may be up to 1 ms below the exact value."""
-        return self.engine.max_micros(self.path(name), column, version)
+        return self.engine.max_micros(self.ref(name), column, version)
 
     def tables(self) -> list[str]:
         """Every Delta table in the warehouse, as `<layer>.<table>`."""
+        if self.catalog:
+            return [
+                f"{layer}.{table}"
+                for layer in LAYERS
+                for table in self.engine.catalog_tables(f"`{self.catalog}`.`{self.schema_prefix}{layer}`")
+            ]
         found = []
         for layer in LAYERS:
             folder = self.warehouse / layer
@@ -243,18 +309,18 @@ class TableStore:
     def compactable_files(self, name: str, target_bytes: int) -> int:
         """Data files of `name` smaller than `target_bytes` that a compaction would merge
         (those in partitions holding two or more of them); read from the snapshot, no data."""
-        return self.engine.compactable_files(self.path(name), target_bytes)
+        return self.engine.compactable_files(self.ref(name), target_bytes)
 
     def compact(self, name: str, target_bytes: int) -> Compaction:
         """Merge the table's small files into files of about `target_bytes`, atomically. The data,
         its versions' answers and every incremental reader's view stay the same: the commit adds
         no rows (`dataChange: false`), so `read_added_since` never returns the rewritten rows."""
-        with _writing(self.path(name)):
-            return self.engine.compact(self.path(name), target_bytes)
+        with _writing(self.ref(name)):
+            return self.engine.compact(self.ref(name), target_bytes)
 
     def vacuum(self, name: str, retention_hours: float, dry_run: bool = False) -> list[str]:
         """Delete files no version within the retention references (and crashed writes' leftovers)."""
-        return self.engine.delete_files_not_referenced(self.path(name), retention_hours, dry_run)
+        return self.engine.delete_files_not_referenced(self.ref(name), retention_hours, dry_run)
 
     def vacuum_leftovers(self, retention_hours: float, dry_run: bool = False) -> list[str]:
         """Delete what killed writes left outside any table version, older than the retention:
@@ -281,6 +347,38 @@ def _decode(text: str | None) -> dict:
     return value if isinstance(value, dict) else {}
 
 
-def open_store(spark: SparkSession, warehouse: str | os.PathLike, engine: str = "auto") -> TableStore:
-    """A store over `warehouse` with the engine chosen by `engine` (auto-detected by default)."""
-    return TableStore(warehouse, make_engine(spark, engine))
+def _split(name: str) -> tuple[str, str]:
+    layer, _, table = name.partition(".")
+    if layer not in LAYERS or not table or "/" in table or "`" in table or table.startswith("."):
+        raise ValueError(f"table name '{name}' must be <layer>.<table> with layer in {LAYERS}")
+    return layer, table
+
+
+def open_store(
+    spark: SparkSession,
+    warehouse: str | os.PathLike,
+    engine: str = "auto",
+    catalog: str = "",
+    schema_prefix: str = "",
+) -> TableStore:
+    """A store over `warehouse` with the engine chosen by `engine` (auto-detected by default);
+    `catalog` and `schema_prefix` name the catalog tables of the delta-spark engine."""
+    return TableStore(warehouse, make_engine(spark, engine), catalog, schema_prefix)
+
+
+def open_configured_store(spark: SparkSession, config: Any) -> TableStore:
+    """The store a run uses: the configuration's warehouse, engine (`auto` resolved for this
+    session, `pipelines.spark.engine_in_use`) and catalog names; with delta-spark, the
+    warehouse's tables are registered in the session catalog."""
+    from pipelines.spark import engine_in_use
+
+    storage = config.section("storage")
+    store = open_store(
+        spark,
+        config.warehouse,
+        engine_in_use(config, spark),
+        storage.get("catalog") or "",
+        storage.get("schema_prefix") or "",
+    )
+    store.register_all()
+    return store

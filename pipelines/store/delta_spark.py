@@ -1,58 +1,137 @@
-"""The JVM engine: Delta's own Spark classes (`format("delta")`, `DeltaTable.merge`).
+"""The JVM engine: Delta's own Spark classes (`format("delta")`, `DeltaTable.merge`, `optimize`).
 
-Used where the Delta jars are on the classpath (Databricks, clusters with
-delta-spark). Behaviour matches the delta-rs engine; the same test suite runs
-against both when the jars are present.
+Used on Databricks, on clusters, and locally with `storage.engine: delta-spark` (the session
+then carries Delta's jars, `pipelines.spark.get_spark`). Behaviour matches the delta-rs engine;
+the same test suites run against both.
+
+A table is addressed by its folder or, with a catalog (Unity Catalog), by its back-quoted
+catalog name (`` `main`.`gold`.`tag_timeline` ``): every method takes either.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
+from urllib.parse import urlparse
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.store.engine import METADATA_KEY, ConcurrentWriteError, Engine
+from pipelines.spark import session_conf
+from pipelines.store.delta_log import commit_actions
+from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
+
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 
 
 def _quote(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
+def _is_name(ref: str) -> bool:
+    """A back-quoted catalog name rather than a folder."""
+    return ref.startswith("`")
+
+
+def _sql_ref(ref: str) -> str:
+    """The table as Spark SQL names it: its catalog name, or delta.`<folder>`."""
+    return ref if _is_name(ref) else f"delta.{_quote(ref)}"
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 class DeltaSparkEngine(Engine):
     """Delta tables through delta-spark's JVM implementation."""
 
     name = "delta-spark"
+    supports_compaction = True
+    names_tables = True
 
-    def _delta_table(self, path: str):
+    def _delta_table(self, ref: str):
         from delta.tables import DeltaTable
 
-        return DeltaTable.forPath(self.spark, path)
+        return DeltaTable.forName(self.spark, ref) if _is_name(ref) else DeltaTable.forPath(self.spark, ref)
 
-    def exists(self, path: str) -> bool:
+    def exists(self, ref: str) -> bool:
         from delta.tables import DeltaTable
 
-        return DeltaTable.isDeltaTable(self.spark, path)
+        if _is_name(ref):
+            return bool(self.spark.catalog.tableExists(ref.replace("`", "")))
+        return DeltaTable.isDeltaTable(self.spark, ref)
 
-    def version(self, path: str) -> int | None:
-        if not self.exists(path):
+    def version(self, ref: str) -> int | None:
+        if not self.exists(ref):
             return None
-        return int(self._delta_table(path).history(1).select("version").first()[0])
+        return int(self._delta_table(ref).history(1).select("version").first()[0])
 
-    def read(self, path: str, version: int | None = None) -> DataFrame:
+    def read(self, ref: str, version: int | None = None) -> DataFrame:
         reader = self.spark.read.format("delta")
         if version is not None:
             reader = reader.option("versionAsOf", version)
-        return reader.load(path)
+        return reader.table(ref) if _is_name(ref) else reader.load(ref)
 
-    def read_added_since(self, path: str, version: int) -> DataFrame:
-        current = self.read(path)
+    # -- incremental reads: from the log's add actions ------------------------------------
+    def _location(self, ref: str) -> str:
+        if not _is_name(ref):
+            return ref
+        return str(self._delta_table(ref).detail().select("location").first()[0])
+
+    def _commit_actions(self, location: str, number: int) -> list[dict[str, Any]]:
+        """One commit's actions: read as a local file where the table is local, else by Spark."""
+        parsed = urlparse(location)
+        if parsed.scheme in ("", "file"):
+            return commit_actions(parsed.path if parsed.scheme else location, number)
+        lines = self.spark.read.text(f"{location.rstrip('/')}/_delta_log/{number:020d}.json").collect()
+        return [json.loads(row[0]) for row in lines if row[0].strip()]
+
+    def _data_files_added_since(self, ref: str, version: int) -> list[str] | None:
+        """Paths (as the log has them) of the files whose `add` changed data after `version` and
+        that no later data change removed; None when a commit is no longer in the log. A
+        compaction's adds (`dataChange: false`) carry no new rows and are not among them."""
+        current = self.version(ref)
+        location = self._location(ref)
+        added: dict[str, None] = {}
+        try:
+            for number in range(version + 1, (current or 0) + 1):
+                for action in self._commit_actions(location, number):
+                    if "add" in action and action["add"].get("dataChange", True):
+                        added[action["add"]["path"]] = None
+                    elif "remove" in action and action["remove"].get("dataChange", True):
+                        added.pop(action["remove"]["path"], None)
+        except FileNotFoundError:
+            return None
+        return list(added)
+
+    def read_added_since(self, ref: str, version: int) -> DataFrame:
+        current = self.read(ref)
         if version < 0:
             return current
-        before = set(self.read(path, version).inputFiles())
-        added = [f for f in current.inputFiles() if f not in before]
-        return current.where(F.input_file_name().isin(added)) if added else current.limit(0)
+        paths = self._data_files_added_since(ref, version)
+        if paths is None:
+            raise FileNotFoundError(f"{ref}: commits after {version} are no longer in the Delta log")
+        if not paths:
+            return current.limit(0)
+        # a file's place in the table: its name (log paths are relative, URL-encoded)
+        names = sorted({p.rsplit("/", 1)[-1] for p in paths})
+        return current.where(F.col("_metadata.file_name").isin(names))
 
+    def only_appended_since(self, ref: str, version: int) -> bool:
+        current = self.version(ref)
+        if current is None:
+            return False
+        location = self._location(ref)
+        try:
+            for number in range(version + 1, current + 1):
+                for action in self._commit_actions(location, number):
+                    if "remove" in action and action["remove"].get("dataChange", True):
+                        return False
+        except OSError:
+            return False
+        return True
+
+    # -- writing ---------------------------------------------------------------------------
     def _writer(self, df: DataFrame, mode: str, partition_by: list[str], metadata: str | None):
         writer = df.write.format("delta").mode(mode).option("mergeSchema", "true")
         if partition_by:
@@ -61,16 +140,28 @@ class DeltaSparkEngine(Engine):
             writer = writer.option("userMetadata", metadata)
         return writer
 
-    def _conflict(self, exc: Exception, path: str) -> Exception:
+    @staticmethod
+    def _save(writer, ref: str) -> None:
+        if _is_name(ref):
+            writer.saveAsTable(ref)
+        else:
+            writer.save(ref)
+
+    def _conflict(self, exc: Exception, ref: str) -> Exception:
         if "Concurrent" in type(exc).__name__ or "concurrent" in str(exc).lower():
-            return ConcurrentWriteError(f"commit to {path} conflicted with another writer: {exc}")
+            return ConcurrentWriteError(f"commit to {ref} conflicted with another writer: {exc}")
         return exc
 
     def append(self, df, path, partition_by, metadata, rows=None) -> None:
         try:
-            self._writer(df, "append", partition_by, metadata).save(path)
+            self._save(self._writer(df, "append", partition_by, metadata), path)
         except Exception as exc:
             raise self._conflict(exc, path) from exc
+
+    def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
+        """An empty append, recorded: Delta skips commits that add nothing unless told not to."""
+        with session_conf(self.spark, {"spark.databricks.delta.skipRecordingEmptyCommits": "false"}):
+            self.append(df.limit(0), path, partition_by, metadata)
 
     def overwrite(self, df, path, partition_by, partitions, metadata) -> None:
         writer = self._writer(df, "overwrite", partition_by, metadata)
@@ -78,13 +169,13 @@ class DeltaSparkEngine(Engine):
             clauses = []
             for spec in partitions:
                 parts = [
-                    f"{_quote(k)} IS NULL" if v is None else f"{_quote(k)} = '{str(v)}'"
+                    f"{_quote(k)} IS NULL" if v is None else f"{_quote(k)} = {_sql_string(str(v))}"
                     for k, v in spec.items()
                 ]
                 clauses.append("(" + " AND ".join(parts) + ")")
             writer = writer.option("replaceWhere", " OR ".join(clauses))
         try:
-            writer.save(path)
+            self._save(writer, path)
         except Exception as exc:
             raise self._conflict(exc, path) from exc
 
@@ -93,8 +184,6 @@ class DeltaSparkEngine(Engine):
             to_insert = df.where(~F.col(delete_flag)).drop(delete_flag) if delete_flag else df
             self.append(to_insert, path, [], metadata)
             return
-        if metadata is not None:
-            self.spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", metadata)
         columns = [c for c in df.columns if c != delete_flag]
         values = {_quote(c): f"s.{_quote(c)}" for c in columns}
         condition = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
@@ -105,29 +194,86 @@ class DeltaSparkEngine(Engine):
         builder = builder.whenMatchedUpdate(condition=live, set=values).whenNotMatchedInsert(
             condition=live, values=values
         )
-        try:
-            builder.execute()
-        except Exception as exc:
-            raise self._conflict(exc, path) from exc
-        finally:
-            self.spark.conf.unset("spark.databricks.delta.commitInfo.userMetadata")
+        self._with_metadata(metadata, builder.execute, path)
 
+    def _with_metadata(self, metadata: str | None, action, ref: str):
+        """Run `action` (a DeltaTable operation, which takes no write options) with `metadata`
+        as the commit's userMetadata."""
+        if metadata is not None:
+            self.spark.conf.set(USER_METADATA, metadata)
+        try:
+            return action()
+        except Exception as exc:
+            raise self._conflict(exc, ref) from exc
+        finally:
+            if metadata is not None:
+                self.spark.conf.unset(USER_METADATA)
+
+    # -- history and maintenance -----------------------------------------------------------
     def history(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
         if not self.exists(path):
             return []
-        frame = self._delta_table(path).history(limit) if limit else self._delta_table(path).history()
+        table = self._delta_table(path)
+        frame = table.history(limit) if limit else table.history()
         rows = [row.asDict(recursive=True) for row in frame.collect()]
         for row in rows:
             row["timestamp"] = int(row["timestamp"].timestamp() * 1000)
             row.setdefault(METADATA_KEY, row.get("userMetadata"))
         return sorted(rows, key=lambda r: r["version"], reverse=True)
 
+    def compactable_files(self, path: str, target_bytes: int) -> int:
+        """Live files smaller than `target_bytes` in partitions holding two or more of them,
+        from the files' metadata columns (their footers only, no rows decoded)."""
+        if not self.exists(path):
+            return 0
+        partitions = [F.col(_quote(c)) for c in self._partition_columns(path)]
+        files = self.read(path).select("_metadata.file_path", "_metadata.file_size", *partitions).distinct()
+        counts = (
+            files.where(F.col("file_size") < target_bytes)
+            .groupBy(*partitions)
+            .agg(F.count(F.lit(1)).alias("n"))
+            .collect()
+        )
+        return sum(row["n"] for row in counts if row["n"] > 1)
+
+    def _partition_columns(self, path: str) -> list[str]:
+        return list(self._delta_table(path).detail().select("partitionColumns").first()[0] or [])
+
+    def compact(self, path: str, target_bytes: int) -> Compaction:
+        """Delta's own `OPTIMIZE` (`DeltaTable.optimize().executeCompaction()`): bins the files
+        below `target_bytes` per partition and commits with `dataChange: false`."""
+        if not self.exists(path):
+            raise FileNotFoundError(f"no Delta table at {path}")
+        settings = {
+            "spark.databricks.delta.optimize.maxFileSize": str(target_bytes),
+            "spark.databricks.delta.optimize.minFileSize": str(target_bytes),
+        }
+        with session_conf(self.spark, settings):
+            result = self._delta_table(path).optimize().executeCompaction().first()
+        metrics = result["metrics"] if result is not None else None
+        if metrics is None:
+            return Compaction(files_removed=0, files_added=0)
+        return Compaction(
+            files_removed=int(metrics["numFilesRemoved"]), files_added=int(metrics["numFilesAdded"])
+        )
+
     def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
+        """Delta's own VACUUM (retention below Delta's 7-day guard allowed: the caller chose it)."""
         if not self.exists(path):
             return []
         self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-        if dry_run:
-            frame = self.spark.sql(f"VACUUM delta.`{path}` RETAIN {retention_hours} HOURS DRY RUN")
-            return [row[0] for row in frame.collect()]
-        self._delta_table(path).vacuum(retention_hours)
-        return []
+        dry = " DRY RUN" if dry_run else ""
+        frame = self.spark.sql(f"VACUUM {_sql_ref(path)} RETAIN {float(retention_hours)} HOURS{dry}")
+        return [row[0] for row in frame.collect()] if dry_run else []
+
+    # -- the catalog -----------------------------------------------------------------------
+    def register(self, name: str, path: str) -> None:
+        schema = name.rsplit(".", 1)[0]
+        self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+        self.spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING DELTA LOCATION {_sql_string(path)}")
+
+    def catalog_tables(self, schema: str) -> list[str]:
+        if not self.spark.catalog.databaseExists(schema.replace("`", "")):
+            return []
+        rows = self.spark.sql(f"SHOW TABLES IN {schema}").collect()
+        return sorted(row["tableName"] for row in rows if not row["isTemporary"])

@@ -92,6 +92,15 @@ class Engine(ABC):
         return True
 
     supports_compaction = False
+    names_tables = False  # whether tables also have catalog names (`register`, `catalog_tables`)
+
+    def register(self, name: str, path: str) -> None:
+        """Make the table at `path` known to the catalog as `name` (engines that name tables)."""
+        raise NotImplementedError(f"the {self.name} engine has no catalog")
+
+    def catalog_tables(self, schema: str) -> list[str]:
+        """The tables of a catalog schema (engines that name tables)."""
+        return []
 
     def compactable_files(self, path: str, target_bytes: int) -> int:
         """How many data files `compact` would merge: those smaller than `target_bytes` in a

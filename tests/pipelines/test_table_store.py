@@ -12,7 +12,6 @@ import pytest
 from deltalake import DeltaTable
 from pyspark.sql import Row
 
-from pipelines.spark import has_delta_jvm
 from pipelines.store import open_store
 from pipelines.store.engine import Engine
 from tests.helpers import spark_jobs
@@ -20,13 +19,9 @@ from tests.helpers import spark_jobs
 UTC = dt.timezone.utc
 
 
-@pytest.fixture(params=["delta-rs", "delta-spark"])
-def any_store(request, spark, warehouse):
-    if request.param == "delta-spark" and not has_delta_jvm(spark):
-        pytest.skip(
-            "delta-spark: Delta's JVM jars are not on this Spark's classpath (Maven Central unreachable)"
-        )
-    return open_store(spark, warehouse, request.param)
+@pytest.fixture
+def any_store(engine, spark, warehouse):
+    return open_store(spark, warehouse, engine)
 
 
 def _rows(spark, items):
