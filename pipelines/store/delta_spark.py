@@ -10,9 +10,10 @@ catalog name (`` `main`.`gold`.`tag_timeline` ``): every method takes either.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -86,36 +87,51 @@ class DeltaSparkEngine(Engine):
         lines = self.spark.read.text(f"{location.rstrip('/')}/_delta_log/{number:020d}.json").collect()
         return [json.loads(row[0]) for row in lines if row[0].strip()]
 
-    def _data_files_added_since(self, ref: str, version: int) -> list[str] | None:
-        """Paths (as the log has them) of the files whose `add` changed data after `version` and
-        that no later data change removed; None when a commit is no longer in the log. A
-        compaction's adds (`dataChange: false`) carry no new rows and are not among them."""
+    def _data_files_added_since(self, ref: str, version: int) -> dict[str, int | None] | None:
+        """The files whose `add` changed data after `version` and that no later data change
+        removed, each with None while it is live, or with the version that added it when a
+        rewrite (a compaction: `dataChange: false`) has since replaced it: its rows live on in
+        the rewritten file, which carries no new rows, so they are read as of that version.
+        None when a commit is no longer in the log."""
         current = self.version(ref)
         location = self._location(ref)
-        added: dict[str, None] = {}
+        added: dict[str, int] = {}  # path -> the version whose commit added it
+        rewritten: set[str] = set()
         try:
             for number in range(version + 1, (current or 0) + 1):
                 for action in self._commit_actions(location, number):
                     if "add" in action and action["add"].get("dataChange", True):
-                        added[action["add"]["path"]] = None
+                        added[action["add"]["path"]] = number
                     elif "remove" in action and action["remove"].get("dataChange", True):
                         added.pop(action["remove"]["path"], None)
+                    elif "remove" in action and action["remove"]["path"] in added:
+                        rewritten.add(action["remove"]["path"])
         except FileNotFoundError:
             return None
-        return list(added)
+        return {path: (at if path in rewritten else None) for path, at in added.items()}
 
     def read_added_since(self, ref: str, version: int) -> DataFrame:
         current = self.read(ref)
         if version < 0:
             return current
-        paths = self._data_files_added_since(ref, version)
-        if paths is None:
+        files = self._data_files_added_since(ref, version)
+        if files is None:
             raise FileNotFoundError(f"{ref}: commits after {version} are no longer in the Delta log")
-        if not paths:
+        by_version: dict[int | None, list[str]] = {}
+        for path, at in files.items():
+            # a file's place in the table: its name (log paths are relative and URL-encoded)
+            by_version.setdefault(at, []).append(unquote(path.rsplit("/", 1)[-1]))
+        parts = [
+            (current if at is None else self.read(ref, at)).where(
+                F.col("_metadata.file_name").isin(sorted(names))
+            )
+            for at, names in sorted(by_version.items(), key=lambda item: -1 if item[0] is None else item[0])
+        ]
+        if not parts:
             return current.limit(0)
-        # a file's place in the table: its name (log paths are relative, URL-encoded)
-        names = sorted({p.rsplit("/", 1)[-1] for p in paths})
-        return current.where(F.col("_metadata.file_name").isin(names))
+        return functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts).select(
+            *current.columns
+        )
 
     def only_appended_since(self, ref: str, version: int) -> bool:
         current = self.version(ref)

@@ -439,66 +439,65 @@ def test_vacuum_leftovers_removes_only_unfinished_writes_older_than_the_retentio
     assert os.path.isdir(young_merge)
 
 
-def test_files_rewritten_by_compaction_are_not_read_as_added(store, spark):
-    """optimize.compact() adds files with dataChange=false: they hold no new rows."""
-    store.append(_rows(spark, [(1, "a", "d1")]), "bronze.r")
-    store.append(_rows(spark, [(2, "b", "d1")]), "bronze.r")
-    table = DeltaTable(store.path("bronze.r"))
-    assert table.optimize.compact()["numFilesRemoved"] == 2
-    table.create_checkpoint()  # incremental reads must not depend on the log being uncheckpointed
-    compacted = store.version("bronze.r")
-    assert store.count_added_since("bronze.r", compacted) == 0
-    assert store.read_added_since("bronze.r", compacted).count() == 0
-    assert store.only_appended_since("bronze.r", 0)  # rewritten rows live on: nothing removed
+def test_files_rewritten_by_compaction_are_not_read_as_added(any_store, spark):
+    """A compaction adds files with dataChange=false: they hold no new rows."""
+    any_store.append(_rows(spark, [(1, "a", "d1")]), "bronze.r")
+    any_store.append(_rows(spark, [(2, "b", "d1")]), "bronze.r")
+    assert any_store.compact("bronze.r", target_bytes=1 << 30).files_removed == 2
+    DeltaTable(any_store.path("bronze.r")).create_checkpoint()  # incremental reads must not depend on the log being uncheckpointed
+    compacted = any_store.version("bronze.r")
+    assert any_store.count_added_since("bronze.r", compacted) == 0
+    assert any_store.read_added_since("bronze.r", compacted).count() == 0
+    assert any_store.only_appended_since("bronze.r", 0)  # rewritten rows live on: nothing removed
 
-    store.append(_rows(spark, [(3, "c", "d1")]), "bronze.r")
-    assert _sorted(store.read_added_since("bronze.r", compacted), "id") == [(3,)]
-    assert store.count_added_since("bronze.r", compacted) == 1
+    any_store.append(_rows(spark, [(3, "c", "d1")]), "bronze.r")
+    assert _sorted(any_store.read_added_since("bronze.r", compacted), "id") == [(3,)]
+    assert any_store.count_added_since("bronze.r", compacted) == 1
     # row 2 was appended after version 0 and then rewritten: still new once, not twice, not lost
-    assert _sorted(store.read_added_since("bronze.r", 0), "id") == [(2,), (3,)]
-    assert store.count_added_since("bronze.r", 0) == 2
+    assert _sorted(any_store.read_added_since("bronze.r", 0), "id") == [(2,), (3,)]
+    assert any_store.count_added_since("bronze.r", 0) == 2
 
 
-def test_compactable_files_are_the_small_ones_sharing_a_partition(store, spark):
+def test_compactable_files_are_the_small_ones_sharing_a_partition(any_store, spark):
     """Counted from the snapshot: files under the target size, in partitions holding two or more."""
     for i in range(3):
-        store.append(_rows(spark, [(i, "a", "d1")]), "silver.flat", metadata={"source_version": i})
-    assert store.compactable_files("silver.flat", target_bytes=1 << 30) == 3
-    assert store.compactable_files("silver.flat", target_bytes=1) == 0  # none is small
-    store.append(_rows(spark, [(1, "a", "d1")]), "silver.parted", partition_by=["day"])
-    store.append(_rows(spark, [(2, "b", "d2")]), "silver.parted", partition_by=["day"])
-    assert store.compactable_files("silver.parted", target_bytes=1 << 30) == 0  # one file a partition
-    store.append(_rows(spark, [(3, "c", "d2")]), "silver.parted", partition_by=["day"])
-    assert store.compactable_files("silver.parted", target_bytes=1 << 30) == 2
+        any_store.append(_rows(spark, [(i, "a", "d1")]), "silver.flat", metadata={"source_version": i})
+    assert any_store.compactable_files("silver.flat", target_bytes=1 << 30) == 3
+    assert any_store.compactable_files("silver.flat", target_bytes=1) == 0  # none is small
+    any_store.append(_rows(spark, [(1, "a", "d1")]), "silver.parted", partition_by=["day"])
+    any_store.append(_rows(spark, [(2, "b", "d2")]), "silver.parted", partition_by=["day"])
+    assert any_store.compactable_files("silver.parted", target_bytes=1 << 30) == 0  # one file a partition
+    any_store.append(_rows(spark, [(3, "c", "d2")]), "silver.parted", partition_by=["day"])
+    assert any_store.compactable_files("silver.parted", target_bytes=1 << 30) == 2
 
 
-def test_compact_merges_small_files_and_changes_no_answer(store, spark):
+def test_compact_merges_small_files_and_changes_no_answer(any_store, spark):
     for i in range(3):
-        store.append(_rows(spark, [(i, f"n{i}", "d1")]), "silver.c", metadata={"source_version": 10 + i})
-    before = store.version("silver.c")
-    done = store.compact("silver.c", target_bytes=1 << 30)
+        any_store.append(_rows(spark, [(i, f"n{i}", "d1")]), "silver.c", metadata={"source_version": 10 + i})
+    before = any_store.version("silver.c")
+    done = any_store.compact("silver.c", target_bytes=1 << 30)
     assert (done.files_removed, done.files_added) == (3, 1)
-    assert store.version("silver.c") == before + 1
-    assert len(store.read("silver.c").inputFiles()) == 1
-    assert _sorted(store.read("silver.c"), "id", "name", "ts") == _sorted(
-        store.read("silver.c", before), "id", "name", "ts"
+    assert any_store.version("silver.c") == before + 1
+    assert len(any_store.read("silver.c").inputFiles()) == 1
+    assert _sorted(any_store.read("silver.c"), "id", "name", "ts") == _sorted(
+        any_store.read("silver.c", before), "id", "name", "ts"
     )
-    assert _sorted(store.read("silver.c"), "id", "name") == [(0, "n0"), (1, "n1"), (2, "n2")]
-    assert _sorted(store.read("silver.c", version=1), "id") == [(0,), (1,)]  # time travel unchanged
-    assert store.count_added_since("silver.c", before) == 0  # no reader sees new rows
-    assert store.only_appended_since("silver.c", 0)
-    assert store.last_metadata("silver.c", "source_version") == 12  # watermarks survive
-    assert store.compactable_files("silver.c", target_bytes=1 << 30) == 0
+    assert _sorted(any_store.read("silver.c"), "id", "name") == [(0, "n0"), (1, "n1"), (2, "n2")]
+    assert _sorted(any_store.read("silver.c", version=1), "id") == [(0,), (1,)]  # time travel unchanged
+    assert any_store.count_added_since("silver.c", before) == 0  # no reader sees new rows
+    assert any_store.only_appended_since("silver.c", 0)
+    assert any_store.last_metadata("silver.c", "source_version") == 12  # watermarks survive
+    assert any_store.compactable_files("silver.c", target_bytes=1 << 30) == 0
 
 
-def test_compact_keeps_rows_written_before_and_after_a_new_column(store, spark):
+def test_compact_keeps_rows_written_before_and_after_a_new_column(any_store, spark):
     """Schema drift adds columns to silver tables; files with and without them merge into one."""
-    store.append(spark.createDataFrame([(1, "a")], "id long, name string"), "silver.drift")
+    any_store.append(spark.createDataFrame([(1, "a")], "id long, name string"), "silver.drift")
     wider = "id long, name string, extra map<string,string>, codes array<int>"
-    store.append(spark.createDataFrame([(2, "b", {"k": "v"}, [1, 2])], wider), "silver.drift")
-    store.append(spark.createDataFrame([(3, "c")], "id long, name string"), "silver.drift")
-    assert store.compact("silver.drift", target_bytes=1 << 30).files_removed == 3
-    assert sorted(map(tuple, store.read("silver.drift").collect())) == [
+    any_store.append(spark.createDataFrame([(2, "b", {"k": "v"}, [1, 2])], wider), "silver.drift")
+    any_store.append(spark.createDataFrame([(3, "c")], "id long, name string"), "silver.drift")
+    assert any_store.compact("silver.drift", target_bytes=1 << 30).files_removed == 3
+    assert sorted(map(tuple, any_store.read("silver.drift").collect())) == [
         (1, "a", None, None),
         (2, "b", {"k": "v"}, [1, 2]),
         (3, "c", None, None),
