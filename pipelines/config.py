@@ -1,7 +1,7 @@
 """Load and validate the YAML configuration.
 
-`conf/lakehouse.yaml` holds every default; a user file given with `--conf` is
-deep-merged over it. Validation is strict (unknown keys and wrong types are
+`conf/lakehouse.yaml` holds every default (the wheel carries it: `pipelines.defaults`);
+a user file given with `--conf` is deep-merged over it. Validation is strict (unknown keys and wrong types are
 errors naming the key) because a typo in a scheduled job should fail loudly,
 not silently fall back to a default.
 """
@@ -15,8 +15,10 @@ from typing import Any
 
 import yaml
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONF = PROJECT_ROOT / "conf" / "lakehouse.yaml"
+from pipelines import defaults
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the repository, in a clone
+DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
 FREE_FORM = {"spark_conf", "profiles"}  # maps whose keys are not fixed by the defaults
 VALIDATED_KINDS = {"run.parallel_tasks"}  # `auto` or a number: `_validate` checks these, not the merge
@@ -62,7 +64,8 @@ def _same_kind(default: Any, value: Any) -> bool:
     return isinstance(value, type(default))
 
 
-def _read_yaml(path: Path) -> dict:
+def _read_yaml(path) -> dict:
+    """A YAML mapping from a Path or a package resource (`pipelines.defaults`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
