@@ -110,12 +110,34 @@ class Config:
     def section(self, name: str) -> dict:
         return self.raw[name]
 
-    def with_overrides(self, *, landing: str | None = None, warehouse: str | None = None) -> Config:
+    def with_overrides(
+        self,
+        *,
+        landing: str | None = None,
+        warehouse: str | None = None,
+        profile: str | None = None,
+        engine: str | None = None,
+        catalog: str | None = None,
+        schema_prefix: str | None = None,
+    ) -> Config:
+        """A copy with command-line settings over the file's, validated like a file's.
+
+        `landing`, `warehouse`, `profile` and `engine` apply when given and not empty;
+        `catalog` and `schema_prefix` whenever given, since "" is a setting of its own."""
         raw = copy.deepcopy(self.raw)
         if landing:
             raw["landing"] = landing
         if warehouse:
             raw["storage"]["warehouse"] = warehouse
+        if profile:
+            raw["profile"] = profile
+        if engine:
+            raw["storage"]["engine"] = engine
+        if catalog is not None:
+            raw["storage"]["catalog"] = catalog
+        if schema_prefix is not None:
+            raw["storage"]["schema_prefix"] = schema_prefix
+        _validate(raw, "command line")
         return Config(raw)
 
 
