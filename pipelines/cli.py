@@ -1,27 +1,32 @@
 """`lakehouse`: run the pipeline, query it, generate data, report on quality, maintain tables.
 
 `lakehouse-task --task KEY` (`task_main`) runs one task of the job graph: it is the
-entry point of every task of the exported Databricks job.
+entry point of every task of the exported Databricks job, which also passes it the landing
+and warehouse folders, the Unity Catalog catalog and schema prefix, the profile and the engine.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipelines.config import PROJECT_ROOT, Config, ConfigError, load_config
+from pipelines.config import ENGINES, PROJECT_ROOT, Config, ConfigError, load_config
 from pipelines.generate import add_arguments as generate_arguments
 
 
 def _config(args: argparse.Namespace) -> Config:
-    config = load_config(args.conf)
+    config = load_config(args.conf or None)  # an empty --conf (a bundle variable left unset): none
     return config.with_overrides(
-        landing=getattr(args, "landing", None), warehouse=getattr(args, "warehouse", None)
+        landing=getattr(args, "landing", None),
+        warehouse=getattr(args, "warehouse", None),
+        profile=getattr(args, "profile", None),
+        engine=getattr(args, "engine", None),
+        catalog=getattr(args, "catalog", None),
+        schema_prefix=getattr(args, "schema_prefix", None),
     )
 
 
@@ -346,8 +351,8 @@ def cmd_task(args: argparse.Namespace) -> int:
     from pipelines.graph import JobGraph, Task, load_graph
 
     config = _config(args)
-    if os.environ.get("DATABRICKS_RUNTIME_VERSION"):
-        config = Config({**copy.deepcopy(config.raw), "profile": "databricks"})
+    if args.profile is None and os.environ.get("DATABRICKS_RUNTIME_VERSION"):
+        config = config.with_overrides(profile="databricks")  # on a cluster: its session
     graph = load_graph()
     task = next((t for t in graph.tasks if t.key == args.task), None)
     if task is None:
@@ -358,15 +363,33 @@ def cmd_task(args: argparse.Namespace) -> int:
     return 0
 
 
-def task_main(argv: list[str] | None = None) -> int:
-    """`lakehouse-task --task KEY [--conf FILE]`: run one task of conf/jobs.yaml."""
+def task_parser() -> argparse.ArgumentParser:
+    """The options of `lakehouse-task` (`lakehouse bundle --check` parses the job's parameters
+    with it)."""
     parser = argparse.ArgumentParser(prog="lakehouse-task", description=task_main.__doc__)
     parser.add_argument("--task", required=True, help="task key in conf/jobs.yaml")
-    parser.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
+    parser.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml (empty: none)")
     parser.add_argument("--warehouse", help="warehouse folder (default from conf)")
     parser.add_argument("--landing", help="landing folder (default from conf)")
+    parser.add_argument(
+        "--profile",
+        help="entry of `profiles` that configures Spark (default from conf; on Databricks: databricks)",
+    )
+    parser.add_argument("--engine", choices=ENGINES, help="storage.engine (default from conf)")
+    parser.add_argument(
+        "--catalog", help='storage.catalog, e.g. a Unity Catalog catalog ("" = session catalog)'
+    )
+    parser.add_argument(
+        "--schema-prefix", help="storage.schema_prefix: each layer's schema is <prefix><layer>, e.g. dev_"
+    )
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
-    return _guarded(cmd_task, parser.parse_args(argv))
+    return parser
+
+
+def task_main(argv: list[str] | None = None) -> int:
+    """`lakehouse-task --task KEY [--conf FILE] [--landing DIR] [--warehouse DIR] [--catalog NAME]
+    [--schema-prefix PREFIX] [--profile NAME] [--engine ENGINE]`: run one task of conf/jobs.yaml."""
+    return _guarded(cmd_task, task_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

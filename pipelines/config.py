@@ -1,7 +1,7 @@
 """Load and validate the YAML configuration.
 
-`conf/lakehouse.yaml` holds every default; a user file given with `--conf` is
-deep-merged over it. Validation is strict (unknown keys and wrong types are
+`conf/lakehouse.yaml` holds every default (the wheel carries it: `pipelines.defaults`);
+a user file given with `--conf` is deep-merged over it. Validation is strict (unknown keys and wrong types are
 errors naming the key) because a typo in a scheduled job should fail loudly,
 not silently fall back to a default.
 """
@@ -15,8 +15,10 @@ from typing import Any
 
 import yaml
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONF = PROJECT_ROOT / "conf" / "lakehouse.yaml"
+from pipelines import defaults
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the repository, in a clone
+DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
 FREE_FORM = {"spark_conf", "profiles"}  # maps whose keys are not fixed by the defaults
 VALIDATED_KINDS = {"run.parallel_tasks"}  # `auto` or a number: `_validate` checks these, not the merge
@@ -62,7 +64,8 @@ def _same_kind(default: Any, value: Any) -> bool:
     return isinstance(value, type(default))
 
 
-def _read_yaml(path: Path) -> dict:
+def _read_yaml(path) -> dict:
+    """A YAML mapping from a Path or a package resource (`pipelines.defaults`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -107,12 +110,34 @@ class Config:
     def section(self, name: str) -> dict:
         return self.raw[name]
 
-    def with_overrides(self, *, landing: str | None = None, warehouse: str | None = None) -> Config:
+    def with_overrides(
+        self,
+        *,
+        landing: str | None = None,
+        warehouse: str | None = None,
+        profile: str | None = None,
+        engine: str | None = None,
+        catalog: str | None = None,
+        schema_prefix: str | None = None,
+    ) -> Config:
+        """A copy with command-line settings over the file's, validated like a file's.
+
+        `landing`, `warehouse`, `profile` and `engine` apply when given and not empty;
+        `catalog` and `schema_prefix` whenever given, since "" is a setting of its own."""
         raw = copy.deepcopy(self.raw)
         if landing:
             raw["landing"] = landing
         if warehouse:
             raw["storage"]["warehouse"] = warehouse
+        if profile:
+            raw["profile"] = profile
+        if engine:
+            raw["storage"]["engine"] = engine
+        if catalog is not None:
+            raw["storage"]["catalog"] = catalog
+        if schema_prefix is not None:
+            raw["storage"]["schema_prefix"] = schema_prefix
+        _validate(raw, "command line")
         return Config(raw)
 
 

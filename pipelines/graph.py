@@ -12,9 +12,10 @@ from pathlib import Path
 
 import yaml
 
-from pipelines.config import PROJECT_ROOT, ConfigError
+from pipelines import defaults
+from pipelines.config import ConfigError
 
-DEFAULT_GRAPH = PROJECT_ROOT / "conf" / "jobs.yaml"
+DEFAULT_GRAPH = defaults.conf_file("jobs.yaml")
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ class JobGraph:
 
 def load_graph(path: str | Path = DEFAULT_GRAPH) -> JobGraph:
     """Parse and check the graph: unique keys, known dependencies, no cycles."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    data = yaml.safe_load(defaults.readable(path).read_text(encoding="utf-8")) or {}
     tasks = []
     for item in data.get("tasks", []):
         unknown = set(item) - {"key", "module", "depends_on"}

@@ -1,6 +1,6 @@
 """Expectation suites: one pass of row-level checks in Spark, results as GX objects.
 
-A suite (`expectations/<table>.json`, GX 1.x format) is written once and
+A suite (`expectations/<table>.json`, GX 1.x format, carried in the wheel) is written once and
 drives both the row split (drop -> quarantine, fail -> stop the run) and the
 recorded validation result. GX's own Spark validation runs a job per
 expectation; here every rule becomes a boolean SQL expression and all counts come
@@ -21,10 +21,11 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
-from pipelines.config import PROJECT_ROOT
+from pipelines import defaults
+from pipelines.config import ConfigError
 from pipelines.sql_text import column, literal, literals, name, non_null_strings, when
 
-SUITES_DIR = PROJECT_ROOT / "expectations"
+SUITES_DIR = defaults.suites()
 SEVERITIES = ("warn", "drop", "fail")
 FAILED_DROP = "_failed_drop"
 FAILED_WARN = "_failed_warn"
@@ -194,18 +195,21 @@ def _parse(path: Path) -> Suite:
 
 
 def suites_dir(setting: str | None = None) -> Path:
-    """The configured suites folder (`quality.suites_dir`), relative to the project root."""
+    """The configured suites folder (`quality.suites_dir`; `pipelines.defaults.resolve` says
+    where a relative one is: `expectations` is the suites the package carries)."""
     if not setting:
         return SUITES_DIR
-    path = Path(setting).expanduser()
-    return path if path.is_absolute() else PROJECT_ROOT / path
+    folder = defaults.resolve(setting)
+    if not folder.is_dir():
+        raise ConfigError(f"quality.suites_dir: {setting} is not a folder ({folder})")
+    return folder
 
 
 @cache
 def load_suite(table: str, directory: Path = SUITES_DIR) -> Suite | None:
     """The suite named after `table` in `directory`, or None when the table has none."""
     path = directory / f"{table}.json"
-    return _parse(path) if path.exists() else None
+    return _parse(path) if path.is_file() else None
 
 
 def flag_rows(df: DataFrame, suite: Suite | None) -> DataFrame:

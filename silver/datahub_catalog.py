@@ -21,7 +21,7 @@ from pathlib import Path
 import yaml
 from pyspark.sql import Column, DataFrame
 
-from pipelines.config import PROJECT_ROOT
+from pipelines import defaults
 from pipelines.sql_text import coalesce_false, column, data_type, literal, literals, name, strings, when
 from silver.common import (
     canonical_map_text,
@@ -32,7 +32,7 @@ from silver.common import (
     event_epoch_to_timestamp_text,
 )
 
-CATALOG_PATH = PROJECT_ROOT / "conf" / "catalogs" / "datahub_ece.yaml"
+CATALOG_PATH = defaults.catalog_file("datahub_ece.yaml")
 SOURCE_NAME = "datahub_ece"
 
 # One parse of a record types its envelope: scalars as strings (a value of the wrong JSON type
@@ -120,7 +120,7 @@ class CatalogError(ValueError):
 @lru_cache(maxsize=4)
 def load_catalog(path: Path = CATALOG_PATH) -> Catalog:
     """Parse and check the catalog: a typo in it must fail loudly, not mistype a column."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    data = yaml.safe_load(defaults.readable(path).read_text(encoding="utf-8"))
     types = data["types"]
 
     def specs(where: str, raw: Mapping | None) -> tuple[ParameterSpec, ...]:

@@ -30,7 +30,9 @@ import yaml
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-CATALOG_PATH = Path(__file__).resolve().parent.parent / "conf" / "catalogs" / "dataworks_events.yaml"
+from pipelines import defaults
+
+CATALOG_PATH = defaults.catalog_file("dataworks_events.yaml")
 
 FAMILY_TABLES = (
     "silver.dataworks_node_changes",
@@ -81,7 +83,7 @@ class Catalog:
 def load_catalog(path: Path = CATALOG_PATH) -> Catalog:
     """Read and validate a catalog file (strict: a bad entry fails loudly, naming it)."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(defaults.readable(path).read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise CatalogError(f"{path}: cannot read the DataWorks event catalog ({exc})") from exc
     events = {code: _event(path, str(code), entry) for code, entry in (raw.get("events") or {}).items()}

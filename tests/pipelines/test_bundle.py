@@ -1,4 +1,5 @@
-"""The Databricks Asset Bundle: exported from the job graph, committed, valid offline."""
+"""The Databricks Asset Bundle: exported from the job graph, committed, valid offline against
+databricks-bundles' typed models."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ import copy
 
 import pytest
 import yaml
+from databricks.bundles.jobs import Job, Task
 
 from pipelines import bundle
-from pipelines.bundle import cron_problems, timezone_problems, unknown_keys
+from pipelines.bundle import cron_problems, model_problems, timezone_problems
+from pipelines.cli import main
 from pipelines.config import PROJECT_ROOT, load_config
 from pipelines.graph import load_graph
+
+SCRIPTS = {"lakehouse-task": "pipelines.cli:task_main"}
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +26,14 @@ def documents():
 def job_of(documents):
     graph = load_graph()
     return documents[bundle.job_file(graph)]["resources"]["jobs"][graph.name]
+
+
+def written(documents, root):
+    """`documents` as files under `root` (what `validate` globs for the include)."""
+    for relative, doc in documents.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(yaml.safe_dump(doc))
+    return documents
 
 
 def test_committed_bundle_equals_a_fresh_export(tmp_path):
@@ -66,37 +79,120 @@ def test_job_shape(documents):
         assert task["python_wheel_task"] == {
             "package_name": "catalog-lakehouse",
             "entry_point": "lakehouse-task",
-            "parameters": ["--task", task["task_key"]],
+            "parameters": [
+                f"--task={task['task_key']}",
+                "--conf=${var.conf}",
+                "--landing=${var.landing}",
+                "--warehouse=${var.warehouse}",
+                "--catalog=${var.catalog}",
+                "--schema-prefix=${var.schema_prefix}",
+                "--profile=databricks",
+                "--engine=delta-spark",
+            ],
         }
         assert task["libraries"] == [{"whl": "../dist/*.whl"}]
     main = documents["databricks.yml"]
     assert main["include"] == ["resources/*.yml"]
     assert set(main["targets"]) == {"dev", "prod"}
+    assert main["targets"]["dev"]["variables"] == {"schema_prefix": "dev_"}
     assert main["artifacts"]["lakehouse_wheel"]["type"] == "whl"
 
 
-def test_validator_catches_broken_bundles(documents, tmp_path):
-    graph = load_graph()
-    job_path = bundle.job_file(graph)
-    broken = copy.deepcopy(documents)
-    job = broken[job_path]["resources"]["jobs"][graph.name]
+def test_cluster_is_not_tied_to_one_cloud(documents):
+    cluster = job_of(documents)["job_clusters"][0]["new_cluster"]
+    assert cluster["node_type_id"] == "${var.node_type_id}"
+    assert cluster["spark_version"] == "${var.spark_version}"
+    assert cluster["data_security_mode"] == "SINGLE_USER"
+    assert not {"aws_attributes", "azure_attributes", "gcp_attributes"} & set(cluster)
+    variables = documents["databricks.yml"]["variables"]
+    assert "default" not in variables["node_type_id"]  # given per workspace: --var node_type_id=...
+    assert variables["spark_version"]["default"] == "17.3.x-scala2.13"
+    assert {"landing", "warehouse", "catalog", "schema_prefix", "conf"} <= set(variables)
+    assert variables["schema_prefix"]["default"] == ""
+    committed = (PROJECT_ROOT / bundle.job_file(load_graph())).read_text(encoding="utf-8")
+    assert "data_security_mode: SINGLE_USER  # dedicated access" in committed
+
+
+def test_every_task_parameter_is_accepted_by_lakehouse_task(documents):
+    for task in job_of(documents)["tasks"]:
+        params = task["python_wheel_task"]["parameters"]
+        assert bundle.parameter_problems(task["task_key"], params) == []
+    assert bundle.parameter_problems("a", ["--task=a", "--bogus=1"]) == [
+        "lakehouse-task refuses its parameters: lakehouse-task: error: unrecognized arguments: --bogus=1"
+    ]
+    assert bundle.parameter_problems("a", ["--task=b"]) == ["parameters run task 'b', not 'a'"]
+    assert "refuses" in bundle.parameter_problems("a", ["--landing=x"])[0]  # --task is required
+
+
+def test_check_catches_an_unknown_key_and_a_wrong_type_through_the_typed_models(tmp_path, capsys):
+    assert main(["bundle", "--out", str(tmp_path)]) == 0
+    (tmp_path / "pyproject.toml").write_text((PROJECT_ROOT / "pyproject.toml").read_text())
+    job_path = tmp_path / bundle.job_file(load_graph())
+    doc = yaml.safe_load(job_path.read_text())
+    job = doc["resources"]["jobs"]["catalog_lakehouse"]
     job["tasks"][0]["pyton_wheel_task"] = {}  # typo: unknown key
+    job["tasks"][1]["max_retries"] = True  # a bool where the model wants an int
+    job["job_clusters"][0]["new_cluster"]["num_workers"] = "two"
+    job_path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    capsys.readouterr()
+    assert main(["bundle", "--check", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    where = "resources/catalog_lakehouse_job.yml: resources.jobs.catalog_lakehouse"
+    assert f"{where}.tasks[0]: unknown key 'pyton_wheel_task' (Task has no such field)" in err
+    assert f"{where}.tasks[1].max_retries: must be int, got bool True" in err
+    assert f"{where}.job_clusters[0].new_cluster.num_workers: must be int, got str 'two'" in err
+    # Job.from_dict alone converts the bool quietly: hence the strict walk over its type hints
+    assert Job.from_dict({"tasks": [{"task_key": "a", "max_retries": True}]}).tasks[0].max_retries == 1
+
+
+def test_typed_models_accept_references_where_the_models_do():
+    ok = {"task_key": "a", "max_retries": "${var.retries}", "libraries": "${var.libraries}"}
+    assert model_problems(ok, Task, "t") == []
+    assert model_problems({"task_key": "a", "max_retries": "2"}, Task, "t") == [
+        "t.max_retries: must be int, got str '2'"
+    ]
+    assert model_problems({"task_key": "a", "libraries": [{"wheel": "x"}]}, Task, "t") == [
+        "t.libraries[0]: unknown key 'wheel' (Library has no such field)"
+    ]
+    assert model_problems({"max_retries": 1}, Task, "t") == ["t: missing key 'task_key'"]
+    assert model_problems({"tasks": {}}, Job, "job") == ["job.tasks: must be a list, got dict"]
+    assert model_problems({"tags": {"team": 7}}, Job, "job") == ["job.tags.team: must be str, got int 7"]
+    assert model_problems(
+        {"schedule": {"quartz_cron_expression": "x", "timezone_id": "UTC", "pause_status": "SOMETIMES"}},
+        Job,
+        "job",
+    )[0].startswith("job.schedule.pause_status: must be one of ['UNPAUSED', 'PAUSED']")
+
+
+def test_validator_catches_broken_references(documents, tmp_path):
+    broken = copy.deepcopy(documents)
+    job = job_of(broken)
     job["tasks"][1]["depends_on"] = [{"task_key": "nope"}]
     job["tasks"][2]["job_cluster_key"] = "missing_cluster"
     job["tasks"][3]["python_wheel_task"]["entry_point"] = "not-a-script"
+    job["tasks"][4]["python_wheel_task"]["parameters"].append("--bogus=1")
     job["schedule"] = {"quartz_cron_expression": "0 0/15 * * *", "timezone_id": "Mars/Olympus"}
-    broken["databricks.yml"]["targets"]["dev"]["mod"] = "development"
-    for relative, doc in broken.items():
-        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / relative).write_text(yaml.safe_dump(doc))
-    problems = "\n".join(bundle.validate(broken, tmp_path, {"lakehouse-task": "pipelines.cli:task_main"}))
-    assert "unknown key 'pyton_wheel_task'" in problems
+    broken["databricks.yml"]["targets"]["dev"]["mode"] = "staging"
+    problems = "\n".join(bundle.validate(written(broken, tmp_path), tmp_path, SCRIPTS))
     assert "depends on unknown task 'nope'" in problems
     assert "unknown job_cluster_key 'missing_cluster'" in problems
     assert "entry point 'not-a-script'" in problems
+    assert f"task {job['tasks'][4]['task_key']}: lakehouse-task refuses its parameters" in problems
     assert "must have 6 or 7 fields" in problems
     assert "'Mars/Olympus' is not a known time zone" in problems
-    assert "databricks.yml.targets.dev: unknown key 'mod'" in problems
+    assert "targets.dev.mode must be one of ['development', 'production']" in problems
+
+
+def test_every_variable_used_is_declared(documents, tmp_path):
+    broken = copy.deepcopy(documents)
+    job_of(broken)["job_clusters"][0]["new_cluster"]["node_type_id"] = "${var.node_type}"
+    broken["databricks.yml"]["targets"]["prod"]["variables"] = {"catalog": "prod", "schema": "x"}
+    problems = bundle.validate(written(broken, tmp_path), tmp_path, SCRIPTS)
+    assert problems == [
+        "resources/catalog_lakehouse_job.yml: ${var.node_type} is not declared under databricks.yml variables",
+        "databricks.yml: variable 'node_type_id' is declared but never used",
+        "databricks.yml: targets.prod.variables.schema is not declared",
+    ]
 
 
 def test_validator_reports_files_the_include_misses(documents, tmp_path):
@@ -116,12 +212,13 @@ def test_drift_between_graph_and_bundle_is_reported(documents):
     assert any("dependencies differ" in p for p in bundle.graph_drift(graph, job_doc))
 
 
-def test_unknown_keys_walks_lists_and_named_maps():
-    doc = {"resources": {"jobs": {"j": {"tasks": [{"task_key": "a", "libraries": [{"wheel": "x"}]}]}}}}
-    assert unknown_keys(doc, bundle._keys(resources=bundle.RESOURCES_KEYS), "f") == [
-        "f.resources.jobs.j.tasks[0].libraries[0]: unknown key 'wheel'"
+def test_only_jobs_are_exported(documents, tmp_path):
+    extra = copy.deepcopy(documents)
+    extra[bundle.job_file(load_graph())]["resources"]["pipelines"] = {}
+    problems = bundle.validate(written(extra, tmp_path), tmp_path, SCRIPTS)
+    assert problems == [
+        "resources/catalog_lakehouse_job.yml: resources.pipelines: `lakehouse bundle` exports jobs only"
     ]
-    assert unknown_keys({"tasks": {}}, bundle.JOB_KEYS, "job") == ["job.tasks: must be a list"]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,9 @@ import re
 
 import pytest
 
+from pipelines import cli
 from pipelines.cli import main, task_main
+from pipelines.config import ConfigError, load_config
 from pipelines.lock import warehouse_lock
 from pipelines.store import open_store
 
@@ -76,6 +78,88 @@ def test_lakehouse_task_runs_exactly_one_task(spark, landing, tmp_path, capsys, 
 def test_lakehouse_task_rejects_an_unknown_task(capsys):
     assert task_main(["--task", "no_such_task"]) == 2
     assert "unknown task 'no_such_task'" in capsys.readouterr().err
+
+
+@pytest.fixture
+def ran(monkeypatch):
+    """The config and graph `lakehouse-task` would run with (no Spark)."""
+    calls = []
+    monkeypatch.setattr(
+        cli,
+        "_run_and_summarize",
+        lambda config, layers, log_format, graph=None: calls.append((config, graph)),
+    )
+    monkeypatch.delenv("DATABRICKS_RUNTIME_VERSION", raising=False)
+    return calls
+
+
+def test_lakehouse_task_accepts_every_parameter_the_bundle_passes(ran, tmp_path):
+    overlay = tmp_path / "mine.yaml"
+    overlay.write_text("quality: {fail_on_breach: false}\nstorage: {schema_prefix: ignored_}\n")
+    code = task_main(
+        [
+            "--task=silver_datahub_audit_events",
+            f"--conf={overlay}",
+            "--landing=/Volumes/main/catalog_lakehouse/landing",
+            "--warehouse=/Volumes/main/catalog_lakehouse/warehouse",
+            "--catalog=main",
+            "--schema-prefix=",  # an empty prefix is a setting: it wins over the file's
+            "--profile=databricks",
+            "--engine=delta-spark",
+        ]
+    )
+    assert code == 0
+    ((config, graph),) = ran
+    assert [t.key for t in graph.tasks] == ["silver_datahub_audit_events"]
+    assert config.raw["profile"] == "databricks" and config.profile["use_existing_session"] is True
+    assert config.engine == "delta-spark"
+    assert (config.section("storage")["catalog"], config.section("storage")["schema_prefix"]) == ("main", "")
+    assert str(config.landing) == "/Volumes/main/catalog_lakehouse/landing"
+    assert str(config.warehouse) == "/Volumes/main/catalog_lakehouse/warehouse"
+    assert config.section("quality")["fail_on_breach"] is False  # from --conf
+
+
+def test_lakehouse_task_without_overrides_keeps_the_defaults(ran):
+    assert task_main(["--task", "gold_failed_logins", "--conf="]) == 0  # empty --conf: no overlay
+    ((config, _),) = ran
+    defaults = load_config()
+    assert config.raw == defaults.raw
+
+
+def test_lakehouse_task_on_a_cluster_uses_the_databricks_profile(ran, monkeypatch):
+    monkeypatch.setenv("DATABRICKS_RUNTIME_VERSION", "17.3")
+    assert task_main(["--task", "gold_failed_logins"]) == 0
+    assert task_main(["--task", "gold_failed_logins", "--profile", "local"]) == 0
+    assert [config.raw["profile"] for config, _ in ran] == ["databricks", "local"]
+
+
+def test_lakehouse_task_rejects_an_unknown_profile(ran, capsys):
+    assert task_main(["--task", "gold_failed_logins", "--profile", "nowhere"]) == 2
+    assert "command line: profile 'nowhere' is not one of ['databricks', 'local']" in capsys.readouterr().err
+    assert ran == []
+
+
+def test_lakehouse_task_rejects_an_unknown_engine(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        task_main(["--task", "gold_failed_logins", "--engine", "duckdb"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'duckdb'" in capsys.readouterr().err
+
+
+def test_config_overrides_are_validated_and_leave_the_original_alone():
+    config = load_config()
+    changed = config.with_overrides(catalog="main", schema_prefix="dev_", engine="delta-rs")
+    assert changed.section("storage") == {
+        **config.section("storage"),
+        "catalog": "main",
+        "schema_prefix": "dev_",
+        "engine": "delta-rs",
+    }
+    assert config.section("storage")["catalog"] == ""
+    assert changed.with_overrides(schema_prefix="").section("storage")["schema_prefix"] == ""
+    assert changed.with_overrides().raw == changed.raw
+    with pytest.raises(ConfigError, match="storage.engine must be one of"):
+        config.with_overrides(engine="parquet")
 
 
 def test_bundle_export_and_check(tmp_path, capsys):
