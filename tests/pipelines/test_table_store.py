@@ -444,7 +444,9 @@ def test_files_rewritten_by_compaction_are_not_read_as_added(any_store, spark):
     any_store.append(_rows(spark, [(1, "a", "d1")]), "bronze.r")
     any_store.append(_rows(spark, [(2, "b", "d1")]), "bronze.r")
     assert any_store.compact("bronze.r", target_bytes=1 << 30).files_removed == 2
-    DeltaTable(any_store.path("bronze.r")).create_checkpoint()  # incremental reads must not depend on the log being uncheckpointed
+    DeltaTable(
+        any_store.path("bronze.r")
+    ).create_checkpoint()  # incremental reads must not depend on the log being uncheckpointed
     compacted = any_store.version("bronze.r")
     assert any_store.count_added_since("bronze.r", compacted) == 0
     assert any_store.read_added_since("bronze.r", compacted).count() == 0
