@@ -17,12 +17,16 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from pipelines.spark import session_conf
 from pipelines.store.delta_log import commit_actions
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+# An append the caller counted at no more than this many rows is written as one file: Spark would
+# write one a partition, and a table taking a few rows a run would gather small files.
+ONE_FILE_ROWS = 25_000
 
 
 def _quote(column: str) -> str:
@@ -169,10 +173,17 @@ class DeltaSparkEngine(Engine):
         return exc
 
     def append(self, df, path, partition_by, metadata, rows=None) -> None:
+        if rows is not None and rows <= ONE_FILE_ROWS:
+            df = df.coalesce(1)
         try:
             self._save(self._writer(df, "append", partition_by, metadata), path)
         except Exception as exc:
             raise self._conflict(exc, path) from exc
+
+    def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
+        """Bookkeeping rows in one file (a local frame is split over the default parallelism)."""
+        if rows:
+            self.append(self.spark.createDataFrame(rows, schema), path, [], None, len(rows))
 
     def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
         """An empty append, recorded: Delta skips commits that add nothing unless told not to."""
