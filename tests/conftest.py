@@ -53,9 +53,10 @@ def skip_without_delta_spark(engine: str) -> None:
         pytest.skip(f"delta-spark: {_DELTA_SPARK_MISSING[0]}")
 
 
-@pytest.fixture(params=ENGINES)
+@pytest.fixture(params=["delta-rs", pytest.param("delta-spark", marks=pytest.mark.slow)])
 def engine(request, spark) -> str:
-    """Each table engine in turn (tests that must hold on both)."""
+    """Each table engine in turn (tests that must hold on both); the delta-spark variants are
+    `slow` (Delta's JVM engine pays seconds per commit that delta-rs does not): `make test-all`."""
     skip_without_delta_spark(request.param)
     return request.param
 
