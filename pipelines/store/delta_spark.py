@@ -369,13 +369,16 @@ class DeltaSparkEngine(Engine):
         )
 
     def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
-        """Delta's own VACUUM (retention below Delta's 7-day guard allowed: the caller chose it)."""
+        """Delta's own VACUUM (retention below Delta's 7-day guard allowed: the caller chose it).
+        The files are listed by a dry run first: VACUUM itself answers with the table's path only."""
         if not self.exists(path):
             return []
         self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-        dry = " DRY RUN" if dry_run else ""
-        frame = self.spark.sql(f"VACUUM {_sql_ref(path)} RETAIN {float(retention_hours)} HOURS{dry}")
-        return [row[0] for row in frame.collect()] if dry_run else []
+        vacuum = f"VACUUM {_sql_ref(path)} RETAIN {float(retention_hours)} HOURS"
+        files = [row[0] for row in self.spark.sql(f"{vacuum} DRY RUN").collect()]
+        if files and not dry_run:
+            self.spark.sql(vacuum).collect()
+        return files
 
     # -- the catalog -----------------------------------------------------------------------
     def register(self, name: str, path: str) -> None:
