@@ -27,6 +27,7 @@ from pipelines.store.delta_log import commit_actions
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 # An append the caller counted at no more than this many rows is written as one file: Spark would
 # write one a partition, and a table taking a few rows a run would gather small files.
 ONE_FILE_ROWS = 25_000
@@ -370,14 +371,19 @@ class DeltaSparkEngine(Engine):
 
     def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
         """Delta's own VACUUM (retention below Delta's 7-day guard allowed: the caller chose it).
-        The files are listed by a dry run first: VACUUM itself answers with the table's path only."""
+        The files are listed by a dry run first: VACUUM itself answers with the table's path only.
+        Delta lists the table's folders in `parallelPartitionDiscovery.parallelism` tasks, 10,000
+        by default: a local session spent minutes a table scheduling them, so the listing gets the
+        session's default parallelism (a task a core)."""
         if not self.exists(path):
             return []
         self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
         vacuum = f"VACUUM {_sql_ref(path)} RETAIN {float(retention_hours)} HOURS"
-        files = [row[0] for row in self.spark.sql(f"{vacuum} DRY RUN").collect()]
-        if files and not dry_run:
-            self.spark.sql(vacuum).collect()
+        listing = {LISTING_PARALLELISM: str(self.spark.sparkContext.defaultParallelism)}
+        with session_conf(self.spark, listing):
+            files = [row[0] for row in self.spark.sql(f"{vacuum} DRY RUN").collect()]
+            if files and not dry_run:
+                self.spark.sql(vacuum).collect()
         return files
 
     # -- the catalog -----------------------------------------------------------------------
