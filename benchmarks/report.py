@@ -268,18 +268,17 @@ def engine_table(results: list[dict]) -> str:
         rows.append(
             [
                 f"{r['events']:,}",
-                r.get("engine", "?"),
+                r.get("engine", "?") + (" (FAILED)" if _failed(r) else ""),
                 f"{full['wall_s']:.1f}",
                 *(f"{full['layer_s'][layer]:.1f}" for layer in ("bronze", "silver", "gold")),
                 f"{incr['wall_s']:.1f}",
                 *(f"{incr['layer_s'][layer]:.1f}" for layer in ("bronze", "silver", "gold")),
                 f"{_new_process_s(r):.1f}" if _new_process_s(r) else "",
                 f"{r['driver_memory_mb']:,}",
-                "FAILED" if _failed(r) else "",
             ]
         )
-    header = "events|engine|full s|bronze|silver|gold|increment s|bronze|silver|gold|new process s|driver MB|"
-    lines = [_table(header.split("|"), rows, ">" + "<" + ">" * 10 + "<")]
+    header = "events|engine|full s|bronze|silver|gold|increment s|bronze|silver|gold|new process s|driver MB"
+    lines = [_table(header.split("|"), rows, "><" + ">" * 10)]
     for events in sorted({r["events"] for r in results}):
         lines += _engine_verdicts(events, [r for r in results if r["events"] == events])
     return "\n".join(lines)
@@ -294,11 +293,11 @@ def _new_process_s(result: dict) -> float | None:
     return None if cold.get("error") else cold.get("wall_s")
 
 
-_ENGINE_MEASURES = (  # (label, figure of one engine's result: lower is better, unit)
-    ("faster full build", lambda r: r["full"]["wall_s"], "s"),
-    ("faster warm increment", lambda r: r["incremental"]["wall_s"], "s"),
-    ("faster increment in a new process", _new_process_s, "s"),
-    ("less driver memory", lambda r: r["driver_memory_mb"], "MB"),
+_ENGINE_MEASURES = (  # (label, figure of one engine's result: lower is better, its format)
+    ("faster full build", lambda r: r["full"]["wall_s"], "{:,.1f} s"),
+    ("faster warm increment", lambda r: r["incremental"]["wall_s"], "{:,.1f} s"),
+    ("faster increment in a new process", _new_process_s, "{:,.1f} s"),
+    ("less driver memory", lambda r: r["driver_memory_mb"], "{:,.0f} MB"),
 )
 
 
@@ -310,11 +309,13 @@ def _engine_verdicts(events: int, results: list[dict]) -> list[str]:
     digests = {r["landing"].get("sha256") for r in results}
     same = "same landing data" if len(digests) == 1 and None not in digests else "DIFFERENT landing data"
     lines = [f"{events:,} events ({same}):"]
-    for label, figure, unit in _ENGINE_MEASURES:
+    for label, figure, shown in _ENGINE_MEASURES:
         ranked = sorted((figure(r), r["engine"]) for r in results if not _failed(r) and figure(r))
         if len(ranked) < 2:
             lines.append(f"  {label}: not measured")
             continue
         (low, winner), (other, _) = ranked[0], ranked[1]
-        lines.append(f"  {label}: {winner} ({low:,.1f} vs {other:,.1f} {unit}, {other / low:.1f}x)")
+        lines.append(
+            f"  {label}: {winner} ({shown.format(low)} vs {shown.format(other)}, {other / low:.2f}x)"
+        )
     return lines

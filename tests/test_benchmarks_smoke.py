@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import run as bench
-from benchmarks import schedule
+from benchmarks import schedule, settings_ab
 from benchmarks.duckdb_reference import run_reference
 from benchmarks.instrument import Instrumentation, MemorySampler, TaskTiming, jvm_cpu_seconds
 from benchmarks.report import report
@@ -407,8 +407,9 @@ def test_engines_run_one_process_each_on_the_same_data_and_print_side_by_side(mo
     assert [r["engine"] for r in figures["engines"]] == ["delta-rs", "delta-spark"]
     table = text.split("== engines side by side ==")[1]
     assert "delta-rs " in table and "delta-spark " in table
-    assert "faster full build: delta-rs (58.0 vs 174.0 s, 3.0x)" in table
-    assert "less driver memory: delta-rs (3,000.0 vs 9,000.0 MB, 3.0x)" in table
+    assert "faster full build: delta-rs (58.0 s vs 174.0 s, 3.00x)" in table
+    assert "less driver memory: delta-rs (3,000 MB vs 9,000 MB, 3.00x)" in table
+    assert all(line == line.rstrip() for line in table.splitlines())
     assert "(same landing data)" in table
 
 
@@ -513,3 +514,10 @@ def test_scheduled_runs_print_their_seconds_and_files_and_leave_no_table_fragmen
     assert runs[-1]["data_files"] == schedule.data_files(store)
     assert max(store.compactable_files(t, 32 * 1024 * 1024) for t in store.tables()) < 2
     assert len(list(landing.glob("*/incr-2"))) == 4  # each run landed its increment in every source
+
+
+def test_settings_ab_takes_key_value_settings():
+    args = settings_ab.parse_args(["--set", "spark.a=1", "--set", " spark.b = x "])
+    assert dict(args.settings) == {"spark.a": "1", "spark.b": "x"} and args.engine == "delta-spark"
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        settings_ab.parse_args(["--set", "no-value"])
