@@ -391,8 +391,15 @@ def task_parser() -> argparse.ArgumentParser:
 
 def task_main(argv: list[str] | None = None) -> int:
     """`lakehouse-task --task KEY [--conf FILE] [--landing DIR] [--warehouse DIR] [--catalog NAME]
-    [--schema-prefix PREFIX] [--profile NAME] [--engine ENGINE]`: run one task of conf/jobs.yaml."""
-    return _guarded(cmd_task, task_parser().parse_args(argv))
+    [--schema-prefix PREFIX] [--profile NAME] [--engine ENGINE]`: run one task of conf/jobs.yaml.
+
+    Returns 0; a failure raises SystemExit with its exit code, as a refused option does. The
+    Databricks Jobs service calls a wheel task's entry point as a function and fails the task
+    only when the call raises: a returned code would let a failed task pass."""
+    code = _guarded(cmd_task, task_parser().parse_args(argv))
+    if code:
+        raise SystemExit(code)
+    return 0
 
 
 if __name__ == "__main__":

@@ -96,7 +96,8 @@ class TableStore:
         self.spark = engine.spark
         self.catalog = catalog if engine.names_tables else ""
         self.schema_prefix = schema_prefix
-        # catalog names registered in this process (shared by the stores `for_session` makes)
+        # catalog names registered in this process, and with a `catalog` the schemas found or
+        # created (shared by the stores `for_session` makes)
         self._registered = set() if registered is None else registered
 
     def for_session(self, spark: SparkSession) -> TableStore:
@@ -131,6 +132,21 @@ class TableStore:
         if self.engine.exists(self.path(name)):
             self.engine.register(qualified, self.path(name))
             self._registered.add(qualified)
+
+    def _create_schema(self, name: str) -> None:
+        """With a `catalog`: create the schema `name` goes in unless it exists (once per process).
+        A table cannot be created in a missing schema, and a new Unity Catalog catalog holds none
+        of `<schema_prefix><layer>`. Asked first, so schemas an administrator made beforehand
+        need no right to create schemas."""
+        if not self.catalog:
+            return
+        layer, _ = _split(name)
+        schema = f"{self.catalog}.{self.schema_prefix}{layer}"
+        if schema in self._registered:
+            return
+        if not self.spark.catalog.databaseExists(schema):
+            self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS `{self.catalog}`.`{self.schema_prefix}{layer}`")
+        self._registered.add(schema)
 
     def register_all(self) -> list[str]:
         """Register every table of the warehouse (a new process's session catalog starts empty)."""
@@ -179,6 +195,7 @@ class TableStore:
 
     def append_rows(self, rows: list[tuple], schema: StructType, name: str) -> None:
         """Append a few Python rows (bookkeeping) without the cost of a Spark job where possible."""
+        self._create_schema(name)
         with _writing(self.ref(name)):
             self.engine.append_rows(rows, schema, self.ref(name))
         self.register(name)
@@ -194,6 +211,7 @@ class TableStore:
         """Add rows in one atomic commit (creates the table on first use). `rows`: how many rows
         `df` holds (or at most), when the caller counted them (a cached batch); an engine may
         then write a small frame without a Spark write."""
+        self._create_schema(name)
         with _writing(self.ref(name)):
             self.engine.append(df, self.ref(name), partition_by or [], _encode(metadata), rows)
         self.register(name)
@@ -203,6 +221,7 @@ class TableStore:
     ) -> None:
         """Record `metadata` in a commit that adds no rows (creates the table with `df`'s columns
         on first use); cheaper than appending an empty frame."""
+        self._create_schema(name)
         with _writing(self.ref(name)):
             self.engine.commit_no_rows(df, self.ref(name), partition_by or [], _encode(metadata))
         self.register(name)
@@ -216,6 +235,7 @@ class TableStore:
         metadata: dict | None = None,
     ) -> None:
         """Replace the table, or only `partitions` (e.g. [{"event_date": "2024-01-01"}]), atomically."""
+        self._create_schema(name)
         with _writing(self.ref(name)):
             self.engine.overwrite(df, self.ref(name), partition_by or [], partitions, _encode(metadata))
         self.register(name)
@@ -231,6 +251,7 @@ class TableStore:
     ) -> None:
         """Upsert on `keys`; a true `delete_flag` column deletes the matching row instead.
         `rows`: as for `append`."""
+        self._create_schema(name)
         with _writing(self.ref(name)):
             self.engine.merge(df, self.ref(name), keys, delete_flag, _encode(metadata), rows)
         self.register(name)
@@ -252,6 +273,7 @@ class TableStore:
         `group_values`: the same groups as Python values, when the caller has collected them;
         an engine may then find the rows to replace without a Spark job.
         """
+        self._create_schema(name)
         with _writing(self.ref(name)):
             written = self.engine.replace_groups(
                 df, self.ref(name), group_key, groups, keys, _encode(metadata), group_values

@@ -76,7 +76,9 @@ def test_lakehouse_task_runs_exactly_one_task(spark, landing, tmp_path, capsys, 
 
 
 def test_lakehouse_task_rejects_an_unknown_task(capsys):
-    assert task_main(["--task", "no_such_task"]) == 2
+    with pytest.raises(SystemExit) as exit_info:  # raised: the Jobs service ignores a returned code
+        task_main(["--task", "no_such_task"])
+    assert exit_info.value.code == 2
     assert "unknown task 'no_such_task'" in capsys.readouterr().err
 
 
@@ -134,7 +136,9 @@ def test_lakehouse_task_on_a_cluster_uses_the_databricks_profile(ran, monkeypatc
 
 
 def test_lakehouse_task_rejects_an_unknown_profile(ran, capsys):
-    assert task_main(["--task", "gold_failed_logins", "--profile", "nowhere"]) == 2
+    with pytest.raises(SystemExit) as exit_info:
+        task_main(["--task", "gold_failed_logins", "--profile", "nowhere"])
+    assert exit_info.value.code == 2
     assert "command line: profile 'nowhere' is not one of ['databricks', 'local']" in capsys.readouterr().err
     assert ran == []
 
