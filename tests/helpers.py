@@ -96,9 +96,12 @@ def comparable(df: DataFrame, exclude: frozenset[str] = RUN_SPECIFIC) -> DataFra
     return df.select(F.to_json(F.struct(*columns)).alias("row"))
 
 
-def table_differences(left: DataFrame, right: DataFrame, limit: int = 5) -> str | None:
-    """None when both frames hold the same rows (as multisets); else a readable sample of the differences."""
-    a, b = comparable(left), comparable(right)
+def table_differences(
+    left: DataFrame, right: DataFrame, limit: int = 5, exclude: frozenset[str] = RUN_SPECIFIC
+) -> str | None:
+    """None when both frames hold the same rows (as multisets), columns in `exclude` left out;
+    else a readable sample of the differences."""
+    a, b = comparable(left, exclude), comparable(right, exclude)
     only_left, only_right = a.exceptAll(b).persist(), b.exceptAll(a).persist()
     try:
         n_left, n_right = only_left.count(), only_right.count()

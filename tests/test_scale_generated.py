@@ -5,15 +5,19 @@ reconcile per source) and gold (current tags and owners equal an independent
 plain-Python model; incremental equals a full rebuild) only mean something at a
 size where partitioning, late files and duplicates across files all happen.
 
-One data set (`LAKEHOUSE_SCALE_EVENTS`, default 300000) and two warehouses, each
+One data set (`LAKEHOUSE_SCALE_EVENTS`, default 300000) and three warehouses, each
 built once per module:
 - full: one run over every file;
 - incremental: a first run with the `late/` folders, the second and the last data
   file of every source held back; a second run with the last files (events after
   all others, as a live feed's next batch: timelines extend their groups in order);
   a third with the rest (older and interleaved event times: gold rebuilds those
-  groups from their history).
-Both use the same landing path, so lineage columns agree.
+  groups from their history);
+- full-delta-spark: one run over every file by the delta-spark engine (the two above
+  run on delta-rs). The per-warehouse checks (bronze, silver, gold against the
+  reference model) hold on it too; incremental runs on delta-spark are compared with
+  a full build in tests/reliability/test_cross_engine.py.
+All use the same landing path, so lineage columns agree.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from pyspark.sql import functions as F
 from pipelines.generate import generate
 from pipelines.runner import run_pipeline
 from pipelines.store import open_store
+from tests.conftest import skip_without_delta_spark, with_engine
 from tests.helpers import (
     BRONZE_TABLES,
     assert_reconciles,
@@ -43,7 +48,7 @@ pytestmark = pytest.mark.slow
 
 EVENTS = int(os.environ.get("LAKEHOUSE_SCALE_EVENTS", "300000"))
 SEED = 2024
-WAREHOUSES = ("full", "incremental")
+WAREHOUSES = ("full", "incremental", "full_delta_spark")
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +94,9 @@ def _held_back(folder: Path) -> tuple[list[Path], list[Path]]:
     return after, inside
 
 
-def _warehouse(config, spark, landing_dir: Path, warehouse: Path):
-    built = config.with_overrides(landing=str(landing_dir), warehouse=str(warehouse))
-    return built, open_store(spark, built.warehouse, "delta-rs")
+def _warehouse(config, spark, landing_dir: Path, warehouse: Path, engine: str = "delta-rs"):
+    built = with_engine(config.with_overrides(landing=str(landing_dir), warehouse=str(warehouse)), engine)
+    return built, open_store(spark, built.warehouse, engine)
 
 
 @pytest.fixture(scope="module")
@@ -99,6 +104,16 @@ def full(config, spark, landing):
     """(config, store) of a warehouse built by one run over every landing file."""
     folder, _ = landing
     built, store = _warehouse(config, spark, folder, folder.parent / "full")
+    run_pipeline(built, spark=spark)
+    return built, store
+
+
+@pytest.fixture(scope="module")
+def full_delta_spark(config, spark, landing):
+    """(config, store) of a warehouse built by one delta-spark run over every landing file."""
+    skip_without_delta_spark("delta-spark")
+    folder, _ = landing
+    built, store = _warehouse(config, spark, folder, folder.parent / "full-delta-spark", "delta-spark")
     run_pipeline(built, spark=spark)
     return built, store
 
@@ -138,9 +153,10 @@ def warehouse_store(request):
 # Issue #2: bronze ---------------------------------------------------------------------------------
 
 
-def test_bronze_holds_every_landed_record_per_source(landing, landed, full):
+@pytest.mark.parametrize("built", ["full", "full_delta_spark"])
+def test_bronze_holds_every_landed_record_per_source(landing, landed, built, request):
     _folder, generated = landing
-    _config, store = full
+    _config, store = request.getfixturevalue(built)
     for source, table in BRONZE_TABLES.items():
         bronze = store.read(table)
         rows, corrupt = bronze.count(), bronze.where("is_corrupt").count()
@@ -185,17 +201,27 @@ def _current(store, table: str, *columns: str) -> set[tuple]:
     return {tuple(r) for r in rows}
 
 
-def test_gold_current_tags_equal_the_reference_model(landing, warehouse_store):
+@pytest.fixture(scope="module")
+def reference_tags(landing) -> set[tuple]:
     folder, _ = landing
-    expected = expected_current_tags(folder)
+    return expected_current_tags(folder)
+
+
+@pytest.fixture(scope="module")
+def reference_owners(landing) -> set[tuple]:
+    folder, _ = landing
+    return expected_current_owners(folder)
+
+
+def test_gold_current_tags_equal_the_reference_model(reference_tags, warehouse_store):
+    expected = reference_tags
     actual = _current(warehouse_store, "gold.tag_timeline", "entity_urn", "tag_urn")
     assert expected, "the reference model found no current tags"
     assert actual == expected, set_differences(expected, actual)
 
 
-def test_gold_current_owners_equal_the_reference_model(landing, warehouse_store):
-    folder, _ = landing
-    expected = expected_current_owners(folder)
+def test_gold_current_owners_equal_the_reference_model(reference_owners, warehouse_store):
+    expected = reference_owners
     actual = _current(warehouse_store, "gold.ownership_timeline", "entity_urn", "owner_urn", "owner_type")
     assert expected, "the reference model found no current owners"
     assert actual == expected, set_differences(expected, actual)
