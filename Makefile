@@ -1,13 +1,13 @@
 # Two commands do all set-up on a fresh machine (Python 3.10+):
 #   make demo   - whole pipeline on the bundled samples into ./warehouse, then the DQ report
-#   make test   - the test suite
+#   make test   - the fast test suite (make test-all: every test, slow ones included)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 WAREHOUSE ?= warehouse
 
-.PHONY: demo test test-fast test-slow lint bench clean install
+.PHONY: demo test test-all lint bench clean install
 
 install: $(STAMP)
 
@@ -28,10 +28,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -m "not slow" --durations=10
 
-test-fast: $(STAMP)
-	$(PY) -m pytest -q -m "not slow"
+test-all: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q --durations=20
 
 lint: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .

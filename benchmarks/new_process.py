@@ -23,7 +23,7 @@ STARTED = time.monotonic()  # the interpreter and this module are up; imports of
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    from benchmarks.workload import comma_list
+    from benchmarks.workload import ENGINES, comma_list
 
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.new_process", description=__doc__.splitlines()[0]
@@ -32,6 +32,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--landing", required=True)
     parser.add_argument("--conf", help="configuration file merged over conf/lakehouse.yaml")
     parser.add_argument("--tasks", type=comma_list, help="only these task keys and their upstream")
+    parser.add_argument("--engine", choices=ENGINES, help="storage.engine for this run (default: the conf's)")
     return parser.parse_args(argv)
 
 
@@ -49,20 +50,22 @@ def class_archive_use(spark) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the graph once; exit 1 (with the reason in the JSON line) when a task failed."""
-    from benchmarks.workload import restrict_graph
+    from benchmarks.workload import restrict_graph, with_engine
     from pipelines.config import load_config
     from pipelines.graph import load_graph
     from pipelines.jit import compiles_with_c1_only, java_options_for_one_run
     from pipelines.runner import LAYERS, RunFailed, run_pipeline
-    from pipelines.spark import get_spark
+    from pipelines.spark import engine_in_use, get_spark
     from pipelines.store import open_configured_store
 
     args = parse_args(argv)
     config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)
+    config = with_engine(config, args.engine)
     graph = restrict_graph(load_graph(), args.tasks) if args.tasks else load_graph()
     spark = get_spark(config, java_options_for_one_run(config, LAYERS, graph))  # as `lakehouse run` starts it
     ready = time.monotonic()
     figures: dict = {"startup_s": round(ready - STARTED, 2), "error": None, "tasks": []}
+    figures["engine"] = engine_in_use(config, spark)
     figures["class_archive"] = class_archive_use(spark)
     figures["jit"] = "C1 only" if compiles_with_c1_only(spark) else "tiered"
     try:

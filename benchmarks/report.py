@@ -1,4 +1,5 @@
-"""The benchmark's text report: per-stage tables, the summary, the targets and the scaling table.
+"""The benchmark's text report: per-stage tables, the summary, the targets, the scaling table and the
+engines side by side.
 
 Why: the figures are dicts (they also go out as one JSON line); this module
 only formats them, so it runs without Spark and is tested on its own.
@@ -84,8 +85,12 @@ def stage_table(phase: dict) -> str:
 
 def summary_lines(r: dict) -> list[str]:
     full, incr, mem = r["full"], r["incremental"], r["memory"]
+    digest = r["landing"].get("sha256")
     lines = [
-        f"events {r['events']:,} ({r['landing']['files']} files, {r['landing']['mb']} MB; generated in {r['generate_s']:.1f} s)",
+        f"events {r['events']:,} ({r['landing']['files']} files, {r['landing']['mb']} MB"
+        + (f", sha256 {digest[:12]}" if digest else "")
+        + f"; generated in {r['generate_s']:.1f} s)",
+        f"table engine              {r.get('engine', 'unknown')}",
         f"spark start-up            {r['spark_startup_s']:8.2f} s",
         f"full run wall             {full['wall_s']:8.2f} s  ({full['events_per_s']:,} events/s, start-up included)",
         f"incremental run wall      {incr['wall_s']:8.2f} s  ({incr['events']:,} events in {incr['folder']}/, "
@@ -123,7 +128,7 @@ def summary_lines(r: dict) -> list[str]:
     lines.append(
         f"machine: {m['cpus']} CPUs ({m.get('cpu_model')}), {m['memory_mb']} MB, "
         f"load {m['load_1min_before']} -> {m['load_1min_after']}; Python {m['python']}, "
-        f"PySpark {m['pyspark']}, deltalake {m.get('deltalake')}, DuckDB {m['duckdb']}"
+        f"PySpark {m['pyspark']}, deltalake {m.get('deltalake')}, delta-spark {m.get('delta_spark')}, DuckDB {m['duckdb']}"
     )
     return lines
 
@@ -216,8 +221,9 @@ def report(result: dict, out=None) -> None:
     """The text report of one size (tables first, then the key figures)."""
     out = out or sys.stdout
     scope = f" (tasks {', '.join(result['tasks'])} and their upstream)" if result.get("tasks") else ""
+    engine = f", {result['engine']}" if result.get("engine") else ""
     for name in ("full", "incremental"):
-        print(f"\n== {name} run: {result[name]['events']:,} events{scope} ==", file=out)
+        print(f"\n== {name} run: {result[name]['events']:,} events{engine}{scope} ==", file=out)
         print(stage_table(result[name]), file=out)
         if result[name]["error"]:
             print(f"RUN FAILED: {result[name]['error']}", file=out)
@@ -250,3 +256,66 @@ def scaling_table(results: list[dict]) -> str:
         previous = r
     header = "events|start s|full wall s|pipeline s|us/event|growth|incr s|DQ share|driver MB|spark/duckdb"
     return _table(header.split("|"), rows, ">" * 10)
+
+
+def engine_table(results: list[dict]) -> str:
+    """Per size and engine: the full build, the warm increment (seconds per layer too), the increment
+    in a new process and the driver's peak; then per size which engine is faster or lighter, and by
+    how much, and whether the engines ran on the same landing data."""
+    rows = []
+    for r in sorted(results, key=lambda r: r["events"]):
+        full, incr = r["full"], r["incremental"]
+        rows.append(
+            [
+                f"{r['events']:,}",
+                r.get("engine", "?") + (" (FAILED)" if _failed(r) else ""),
+                f"{full['wall_s']:.1f}",
+                *(f"{full['layer_s'][layer]:.1f}" for layer in ("bronze", "silver", "gold")),
+                f"{incr['wall_s']:.1f}",
+                *(f"{incr['layer_s'][layer]:.1f}" for layer in ("bronze", "silver", "gold")),
+                f"{_new_process_s(r):.1f}" if _new_process_s(r) else "",
+                f"{r['driver_memory_mb']:,}",
+            ]
+        )
+    header = "events|engine|full s|bronze|silver|gold|increment s|bronze|silver|gold|new process s|driver MB"
+    lines = [_table(header.split("|"), rows, "><" + ">" * 10)]
+    for events in sorted({r["events"] for r in results}):
+        lines += _engine_verdicts(events, [r for r in results if r["events"] == events])
+    return "\n".join(lines)
+
+
+def _failed(result: dict) -> bool:
+    return any((result.get(phase) or {}).get("error") for phase in ("full", "incremental"))
+
+
+def _new_process_s(result: dict) -> float | None:
+    cold = result.get("new_process_incremental") or {}
+    return None if cold.get("error") else cold.get("wall_s")
+
+
+_ENGINE_MEASURES = (  # (label, figure of one engine's result: lower is better, its format)
+    ("faster full build", lambda r: r["full"]["wall_s"], "{:,.1f} s"),
+    ("faster warm increment", lambda r: r["incremental"]["wall_s"], "{:,.1f} s"),
+    ("faster increment in a new process", _new_process_s, "{:,.1f} s"),
+    ("less driver memory", lambda r: r["driver_memory_mb"], "{:,.0f} MB"),
+)
+
+
+def _engine_verdicts(events: int, results: list[dict]) -> list[str]:
+    """Which engine wins each measure at one size, with the ratio to the runner-up (runs that
+    failed are left out: their figures are partial)."""
+    if len(results) < 2:
+        return []
+    digests = {r["landing"].get("sha256") for r in results}
+    same = "same landing data" if len(digests) == 1 and None not in digests else "DIFFERENT landing data"
+    lines = [f"{events:,} events ({same}):"]
+    for label, figure, shown in _ENGINE_MEASURES:
+        ranked = sorted((figure(r), r["engine"]) for r in results if not _failed(r) and figure(r))
+        if len(ranked) < 2:
+            lines.append(f"  {label}: not measured")
+            continue
+        (low, winner), (other, _) = ranked[0], ranked[1]
+        lines.append(
+            f"  {label}: {winner} ({shown.format(low)} vs {shown.format(other)}, {other / low:.2f}x)"
+        )
+    return lines

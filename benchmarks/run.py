@@ -7,6 +7,9 @@ incrementally; after each run the DuckDB reference does the core DataHub work
 on the same files, timed in the same process, and is cross-checked against
 the gold timelines. Last, a second increment of the same size is run in a new
 process, as a scheduled `lakehouse run` would (`benchmarks.new_process`).
+All of this runs once per table engine (`--engines`, delta-rs and delta-spark by
+default), each engine in its own process on the same generated data, and a
+side-by-side table closes the report.
 `--sizes` runs each size in its own process (clean memory peaks, cold start
 each time) and reports how the time per event grows.
 
@@ -15,6 +18,7 @@ an aligned text report (`benchmarks.report`) and, last, one JSON line with
 every figure.
 
     python -m benchmarks.run --events 250000
+    python -m benchmarks.run --events 250000 --engines delta-spark
     python -m benchmarks.run --sizes 250000,1000000,4000000 --workdir /tmp/bench
 """
 
@@ -42,9 +46,18 @@ from benchmarks.instrument import (
     covered_seconds,
     jvm_cpu_seconds,
 )
-from benchmarks.report import report, scaling_table, target_table
+from benchmarks.report import engine_table, report, scaling_table, target_table
 from benchmarks.targets import evaluate_targets, per_event
-from benchmarks.workload import add_increment, comma_list, generate_landing, landing_stats, restrict_graph
+from benchmarks.workload import (
+    ENGINES,
+    add_increment,
+    comma_list,
+    generate_landing,
+    landing_digest,
+    landing_stats,
+    restrict_graph,
+    with_engine,
+)
 
 DEFAULT_EVENTS = 250_000
 COMPARABLE_TABLES = (  # the part of the pipeline the DuckDB reference also does
@@ -159,6 +172,7 @@ def run_new_process(bench: Bench, events: int, seed: int, conf: str | None, task
     increment, folder = add_increment(bench.landing, events, seed, bench.increments_after)
     command = [sys.executable, "-m", "benchmarks.new_process"]
     command += ["--warehouse", str(bench.config.warehouse), "--landing", str(bench.landing)]
+    command += ["--engine", bench.store.engine.name]
     if conf:
         command += ["--conf", str(Path(conf).resolve())]
     if tasks:
@@ -344,6 +358,7 @@ def run_size(
     conf: str | None = None,
     new_process: bool = True,
     increment_times: str = "after",
+    engine: str | None = None,
 ) -> dict:
     """Everything for one size; returns the figures (see `benchmarks.report` for their meaning).
 
@@ -353,7 +368,8 @@ def run_size(
     `new_process`: after the incremental run, one more increment of the same size run in a
     new process (`benchmarks.new_process`). `increment_times`: "after" (the increments' events
     follow the base's, as a live feed's next batch) or "inside" (spread over the base's years:
-    every group they touch is rebuilt from its history).
+    every group they touch is rebuilt from its history). `engine`: `storage.engine` for every run
+    (None: the configuration's).
     """
     from pipelines.config import load_config
     from pipelines.graph import load_graph
@@ -367,9 +383,13 @@ def run_size(
     generated = generate_landing(landing, events, seed)
     figures: dict = {"events": events, "incremental_fraction": fraction, "seed": seed, "tasks": tasks}
     figures["increment_times"] = increment_times
-    figures |= {"generated": generated, "landing": landing_stats(landing)}
     figures["generate_s"] = round(time.monotonic() - started, 2)
+    figures |= {
+        "generated": generated,
+        "landing": landing_stats(landing) | {"sha256": landing_digest(landing)},
+    }
     config = load_config(conf).with_overrides(landing=str(landing), warehouse=str(warehouse))
+    config = with_engine(config, engine)
     graph = restrict_graph(load_graph(), tasks) if tasks else load_graph()
     load_before = os.getloadavg()[0]
 
@@ -402,6 +422,7 @@ def run_size(
     full.wall_s += figures["spark_startup_s"]
     full_figures = phase_figures(full, memory["per_phase"]["full"])
     figures |= {
+        "engine": bench.store.engine.name,
         "full": full_figures,
         "incremental": phase_figures(incremental, memory["per_phase"]["incremental"])
         | {"folder": runs["folder"]},
@@ -432,6 +453,8 @@ def _cpu_model() -> str | None:
 
 def machine_info(load_before: float) -> dict:
     """What the numbers were measured on; a high load means the machine was shared."""
+    import importlib.metadata
+
     import deltalake
     import duckdb
     import pyspark
@@ -449,6 +472,7 @@ def machine_info(load_before: float) -> dict:
         "python": platform.python_version(),
         "pyspark": pyspark.__version__,
         "deltalake": deltalake.__version__,
+        "delta_spark": importlib.metadata.version("delta-spark"),
         "duckdb": duckdb.__version__,
         "at": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
@@ -457,11 +481,12 @@ def machine_info(load_before: float) -> dict:
 # -- entry points -------------------------------------------------------------------------------
 
 
-def _single(args: argparse.Namespace, spark=None) -> dict:
-    workdir, temporary = _workdir(args.workdir, args.events)
+def run_engine(args: argparse.Namespace, events: int, engine: str, spark=None) -> dict:
+    """One size with one table engine, in this process: the runs, the report and the targets."""
+    workdir, temporary = _workdir(args.workdir, events, engine)
     try:
         result = run_size(
-            args.events,
+            events,
             workdir,
             args.incremental_fraction,
             args.seed,
@@ -472,6 +497,7 @@ def _single(args: argparse.Namespace, spark=None) -> dict:
             conf=args.conf,
             new_process=args.new_process,
             increment_times=args.increment_times,
+            engine=engine,
         )
     finally:
         if temporary:
@@ -482,17 +508,39 @@ def _single(args: argparse.Namespace, spark=None) -> dict:
     return result | {"targets": [asdict(t) | {"verdict": t.verdict} for t in targets]}
 
 
-def _workdir(given: str | None, events: int) -> tuple[Path, bool]:
+def _each_engine(args: argparse.Namespace, events: int, spark=None) -> list[dict]:
+    """`run_engine` for each of `--engines` on the same generated data (same events and seed). Alone,
+    an engine runs in this process; side by side each runs in a process of its own, as `lakehouse run`
+    would start it (a JVM with Delta's jars for delta-spark only, memory peaks and JIT warm-up its
+    own), unless `spark` is given (tests): then all run on that session, which must carry Delta's jars."""
+    if len(args.engines) == 1 or spark is not None:
+        return [run_engine(args, events, engine, spark) for engine in args.engines]
+    results = []
+    for engine in args.engines:
+        print(f"\n######## {engine}, {events:,} events ########", flush=True)
+        results.append(_run_child(_child_command(args, events, engine)))
+    return results
+
+
+def _single(args: argparse.Namespace, spark=None) -> dict:
+    results = _each_engine(args, args.events, spark)
+    if len(results) == 1:
+        return results[0]
+    print("\n== engines side by side ==\n" + engine_table(results))
+    return {"engines": results}
+
+
+def _workdir(given: str | None, events: int, engine: str) -> tuple[Path, bool]:
     if given:
-        path = Path(given).expanduser().resolve() / f"events-{events}"
+        path = Path(given).expanduser().resolve() / f"events-{events}" / engine
         path.mkdir(parents=True, exist_ok=True)
         return path, False
-    return Path(tempfile.mkdtemp(prefix=f"lakehouse-bench-{events}-")), True
+    return Path(tempfile.mkdtemp(prefix=f"lakehouse-bench-{events}-{engine}-")), True
 
 
-def _child_command(args: argparse.Namespace, events: int) -> list[str]:
+def _child_command(args: argparse.Namespace, events: int, engine: str) -> list[str]:
     command = [sys.executable, "-m", "benchmarks.run", "--events", str(events), "--seed", str(args.seed)]
-    command += ["--incremental-fraction", str(args.incremental_fraction)]
+    command += ["--engines", engine, "--incremental-fraction", str(args.incremental_fraction)]
     command += ["--increment-times", args.increment_times]
     if args.workdir:
         command += ["--workdir", args.workdir]
@@ -510,7 +558,7 @@ def _child_command(args: argparse.Namespace, events: int) -> list[str]:
 
 
 def _run_child(command: list[str]) -> dict:
-    """Run one size in its own process, echoing its report; its last JSON line is the result."""
+    """Run one size and engine in its own process, echoing its report; its last JSON line is the result."""
     last = None
     with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, bufsize=1) as child:
         assert child.stdout is not None
@@ -526,25 +574,37 @@ def _run_child(command: list[str]) -> dict:
 def _sizes(args: argparse.Namespace) -> dict:
     results = []
     for events in sorted(args.sizes):
-        print(f"\n######## size {events:,} ########", flush=True)
-        results.append(_run_child(_child_command(args, events)))
-    print("\n== scaling (us/event: full pipeline without Spark start-up; growth vs previous size) ==")
-    print(scaling_table(results))
-    targets = evaluate_targets(results)
-    print("\n== targets ==\n" + target_table(targets))
-    return {
-        "sizes": results,
-        "growth_per_event": {
+        for engine in args.engines:
+            print(f"\n######## size {events:,}, {engine} ########", flush=True)
+            results.append(_run_child(_child_command(args, events, engine)))
+    growth, verdicts = {}, []
+    for engine in args.engines:
+        runs = [r for r in results if r["engine"] == engine]
+        print(
+            f"\n== scaling, {engine} (us/event: full pipeline without Spark start-up; growth vs previous size) =="
+        )
+        print(scaling_table(runs))
+        targets = evaluate_targets(runs)
+        print(f"\n== targets, {engine} ==\n" + target_table(targets))
+        growth[engine] = {
             f"{a['events']}->{b['events']}": round(per_event(b) / per_event(a) - 1, 4)
-            for a, b in zip(results, results[1:], strict=False)
-        },
-        "targets": [asdict(t) | {"verdict": t.verdict} for t in targets],
-    }
+            for a, b in zip(runs, runs[1:], strict=False)
+        }
+        verdicts += [asdict(t) | {"engine": engine, "verdict": t.verdict} for t in targets]
+    if len(args.engines) > 1:
+        print("\n== engines side by side ==\n" + engine_table(results))
+    return {"sizes": results, "growth_per_event": growth, "targets": verdicts}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=DEFAULT_EVENTS, help="events of the full run")
+    parser.add_argument(
+        "--engines",
+        type=_engine_list,
+        default=list(ENGINES),
+        help=f"table engines to run, each on the same data and in its own process (default {','.join(ENGINES)})",
+    )
     parser.add_argument(
         "--incremental-fraction", type=float, default=0.01, help="new events, as share of --events"
     )
@@ -580,11 +640,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def _engine_list(text: str) -> list[str]:
+    engines = list(dict.fromkeys(comma_list(text)))
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown or not engines:
+        raise argparse.ArgumentTypeError(f"engines are a comma list of {', '.join(ENGINES)}, got '{text}'")
+    return engines
+
+
 def failures(figures: dict) -> list[str]:
-    """The runs that failed, as `<events> <phase>: <reason>`."""
+    """The runs that failed, as `<events> [<engine>] <phase>: <reason>`."""
     return [
-        f"{r['events']} {phase}: {r[phase]['error']}"
-        for r in figures.get("sizes", [figures])
+        " ".join(str(part) for part in (r["events"], r.get("engine"), phase) if part)
+        + f": {r[phase]['error']}"
+        for r in figures.get("sizes") or figures.get("engines") or [figures]
         for phase in ("full", "incremental", "new_process_incremental")
         if (r.get(phase) or {}).get("error")
     ]

@@ -7,18 +7,23 @@ watches, exactly as a later landing would.
     generate_landing(Path("/tmp/b/landing"), 250_000, seed=0)
     add_increment(Path("/tmp/b/landing"), 2_500, seed=1)   # -> (counts, "incr-1")
     restrict_graph(load_graph(), ["gold_tag_timeline"])    # the task and everything upstream
+    with_engine(load_config(), "delta-spark")              # the same settings, another table engine
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import hashlib
 import shutil
 import tempfile
 from pathlib import Path
 
+from pipelines.config import Config
 from pipelines.graph import JobGraph
 
 MB = 1024 * 1024
+ENGINES = ("delta-rs", "delta-spark")  # the table engines `storage.engine` can name besides `auto`
 
 
 def generate_landing(landing: Path, events: int, seed: int) -> dict[str, int]:
@@ -74,6 +79,29 @@ def _sources(landing: Path) -> list[str]:
 def landing_stats(landing: Path) -> dict[str, float]:
     files = [p for p in landing.rglob("*") if p.is_file()]
     return {"files": len(files), "mb": round(sum(p.stat().st_size for p in files) / MB, 1)}
+
+
+def landing_digest(landing: Path) -> str:
+    """SHA-256 over every file's relative path and bytes: equal digests mean the same landing data
+    (each engine's run generates its own folder from the same seed)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in landing.rglob("*") if p.is_file()):
+        digest.update(path.relative_to(landing).as_posix().encode() + b"\0")
+        with path.open("rb") as data:
+            for block in iter(lambda: data.read(MB), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def with_engine(config: Config, engine: str | None) -> Config:
+    """`config` with `storage.engine` set to `engine` (unchanged for None)."""
+    if engine is None:
+        return config
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine '{engine}': one of {ENGINES}")
+    raw = copy.deepcopy(config.raw)
+    raw["storage"]["engine"] = engine
+    return Config(raw)
 
 
 def restrict_graph(graph: JobGraph, keys: list[str]) -> JobGraph:

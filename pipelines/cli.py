@@ -329,8 +329,9 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
     except Exception as exc:
         from pipelines.lock import WarehouseLocked
         from pipelines.runner import RunFailed
+        from pipelines.spark import DeltaJarsUnavailable
 
-        if isinstance(exc, (RunFailed, FileNotFoundError, WarehouseLocked)):
+        if isinstance(exc, (RunFailed, FileNotFoundError, WarehouseLocked, DeltaJarsUnavailable)):
             print(f"lakehouse: {exc}", file=sys.stderr)
             return 1
         raise

@@ -14,7 +14,15 @@ nothing a re-run cannot repair.
 
 A target is a table path or name; the `@` text matches it with `/` read as `.`,
 so `silver.quarantine` matches `<warehouse>/silver/quarantine`. The process
-dies by SIGKILL: no `finally`, no atexit, no flush, like a lost machine.
+dies by SIGKILL: no `finally`, no atexit, no flush, like a lost machine; so does
+its Spark JVM, first (left alone, the JVM would notice its driver gone and shut
+down in an orderly way, finishing what it was doing).
+
+`delta_commit` and `merge_commit` mark the moment a write's data files are in
+the table folder and its commit is not yet in the log. The delta-rs engine
+reaches them in Python; with delta-spark, where Delta writes and commits inside
+one JVM call, the engine has Delta call `checkpoint` back at that moment
+(`armed` tells it when to ask).
 """
 
 from __future__ import annotations
@@ -52,6 +60,12 @@ def parse(text: str) -> Fault:
     return Fault(name, target, int(count) if count else 1)
 
 
+def armed(name: str, target: str = "") -> bool:
+    """Whether `LAKEHOUSE_FAULT` names this checkpoint and target (reaching it may kill)."""
+    text = os.environ.get(ENV)
+    return bool(text) and parse(text).matches(name, target)
+
+
 def checkpoint(name: str, target: str = "") -> None:
     """Die here (SIGKILL) when `LAKEHOUSE_FAULT` names this checkpoint; otherwise do nothing."""
     text = os.environ.get(ENV)
@@ -63,4 +77,15 @@ def checkpoint(name: str, target: str = "") -> None:
     _reached[text] = _reached.get(text, 0) + 1
     if _reached[text] == fault.occurrence:
         print(f"faults: killing pid {os.getpid()} at {name} {target}".rstrip(), file=sys.stderr, flush=True)
+        jvm = _spark_jvm_pid()
+        if jvm is not None:  # not waited for: a thread blocked on the JVM would wake and run on
+            os.kill(jvm, signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _spark_jvm_pid() -> int | None:
+    """The pid of the JVM this process started for Spark (None if it started none)."""
+    context = sys.modules.get("pyspark.core.context")  # loaded only where Spark was used
+    gateway = getattr(getattr(context, "SparkContext", None), "_gateway", None)
+    process = getattr(gateway, "proc", None)  # None: the JVM was not started by this process
+    return process.pid if process is not None and process.poll() is None else None

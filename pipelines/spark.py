@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import os
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,7 +72,6 @@ def get_spark(config: Config, java_options: str = "") -> SparkSession:
             )
             if config.engine == "delta-spark":
                 raise DeltaJarsUnavailable(f"storage.engine is delta-spark but {reason}") from None
-            logging.getLogger(__name__).warning("engine=delta-rs: %s", reason)
             print(f"engine     delta-rs, not delta-spark: {reason}", file=sys.stderr, flush=True)
     return _start(config, spark_conf, java_home, java_options)
 
@@ -121,6 +121,9 @@ def delta_session_conf(spark_conf: dict) -> dict[str, str]:
     return {**DELTA_SQL_CONF, "spark.jars.packages": ",".join([delta_package(), *packages])}
 
 
+LOCAL_MASTER = re.compile(r"local(\[[^\]]*\])?")  # one JVM; `local-cluster[...]` has executors of its own
+
+
 def engine_in_use(config: Config, spark: SparkSession) -> str:
     """The engine a run on `spark` uses: the configured one, or for `auto` delta-spark where the
     session has Delta's classes and runs on a cluster (Databricks, a standalone cluster), else
@@ -138,7 +141,7 @@ def engine_for_new_session(config: Config) -> str:
     if config.engine != "auto":
         return config.engine
     master = str(config.profile.get("master") or "local")
-    return "delta-rs" if master.startswith("local") else "delta-spark"
+    return "delta-rs" if LOCAL_MASTER.fullmatch(master) else "delta-spark"
 
 
 def _new_session(config: Config, spark_conf: dict, java_options: str = "") -> SparkSession:

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import run as bench
-from benchmarks import schedule
+from benchmarks import schedule, settings_ab
 from benchmarks.duckdb_reference import run_reference
 from benchmarks.instrument import Instrumentation, MemorySampler, TaskTiming, jvm_cpu_seconds
 from benchmarks.report import report
@@ -26,6 +26,7 @@ from benchmarks.targets import evaluate_targets
 from benchmarks.workload import add_increment, generate_landing, restrict_graph
 from pipelines.config import PROJECT_ROOT
 from pipelines.graph import load_graph
+from pipelines.spark import has_delta_jvm
 from pipelines.store import open_store
 from tests.reference_model import expected_current_owners, expected_current_tags, iter_records, landing_files
 
@@ -39,16 +40,17 @@ PARALLEL = 3  # through --conf: the run takes the file, the tasks overlap and th
 
 @pytest.fixture(scope="module")
 def printed(spark, tmp_path_factory) -> tuple[dict, Path, str, int]:
-    """One benchmark run on the shared session: (its final JSON line, workdir, text report, exit code)."""
+    """One benchmark run of the delta-rs engine on the shared session: (its final JSON line, workdir,
+    text report, exit code)."""
     workdir = tmp_path_factory.mktemp("bench")
     conf = workdir / "bench.yaml"
     conf.write_text(f"run:\n  parallel_tasks: {PARALLEL}\n")
     out = io.StringIO()
     argv = ["--events", str(EVENTS), "--workdir", str(workdir), "--tasks", TASKS, "--conf", str(conf)]
     with contextlib.redirect_stdout(out):
-        code = bench.main(argv, spark=spark)
+        code = bench.main([*argv, "--engines", "delta-rs"], spark=spark)
     text = out.getvalue()
-    return json.loads(text.strip().splitlines()[-1]), workdir / f"events-{EVENTS}", text, code
+    return json.loads(text.strip().splitlines()[-1]), workdir / f"events-{EVENTS}" / "delta-rs", text, code
 
 
 def _tasks(figures: dict, phase: str) -> dict[str, dict]:
@@ -76,10 +78,23 @@ def test_the_conf_file_reaches_the_runner_and_parallel_task_seconds_add_up(print
 
 def test_sizes_pass_the_conf_file_to_each_size():
     args = bench.parse_args(["--sizes", "1000,2000", "--conf", "bench.yaml"])
-    command = bench._child_command(args, 1000)
+    command = bench._child_command(args, 1000, "delta-rs")
     assert command[command.index("--conf") + 1] == str(Path("bench.yaml").resolve())
+    assert command[command.index("--engines") + 1] == "delta-rs"
     assert "--no-new-process" not in command
-    assert "--no-new-process" in bench._child_command(bench.parse_args(["--no-new-process"]), 1000)
+    no_new = bench.parse_args(["--no-new-process"])
+    assert "--no-new-process" in bench._child_command(no_new, 1000, "delta-spark")
+
+
+def test_engines_default_to_both_and_take_a_comma_list():
+    assert bench.parse_args([]).engines == ["delta-rs", "delta-spark"]
+    assert bench.parse_args(["--engines", "delta-spark"]).engines == ["delta-spark"]
+    assert bench.parse_args(["--engines", "delta-spark,delta-rs,delta-spark"]).engines == [
+        "delta-spark",
+        "delta-rs",
+    ]
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        bench.parse_args(["--engines", "parquet"])
 
 
 @pytest.mark.slow
@@ -131,11 +146,39 @@ def test_a_second_increment_runs_in_a_new_process_and_is_reported(printed):
     assert f"in a new process {cold['wall_s']:.1f} s" in text  # the incremental target's note
 
 
+@pytest.mark.slow
+def test_both_engines_run_on_the_same_data_and_write_the_same_rows(spark, tmp_path):
+    """Side by side on the suite's session (it carries Delta's jars): each engine gets its own
+    warehouse on byte-equal landing data, and every task writes and leaves the same rows."""
+    if not has_delta_jvm(spark):
+        pytest.skip("the suite's session has no Delta jars")
+    out = io.StringIO()
+    argv = ["--events", "1000", "--workdir", str(tmp_path), "--tasks", "silver_datahub_entity_changes"]
+    with contextlib.redirect_stdout(out):
+        code = bench.main([*argv, "--no-duckdb", "--no-new-process"], spark=spark)
+    text = out.getvalue()
+    figures = json.loads(text.strip().splitlines()[-1])
+    assert code == 0 and [r["engine"] for r in figures["engines"]] == ["delta-rs", "delta-spark"]
+    rs, ds = figures["engines"]
+    keys = ["bronze_datahub_entity_change_events", "silver_datahub_entity_changes"]
+    assert rs["landing"]["sha256"] == ds["landing"]["sha256"]
+    for engine in bench.ENGINES:
+        assert (
+            tmp_path / "events-1000" / engine / "warehouse" / "silver" / "datahub_entity_changes"
+        ).is_dir()
+    for phase in ("full", "incremental"):
+        rows = [{t["key"]: (t["rows_out"], t["table_rows"]) for t in r[phase]["tasks"]} for r in (rs, ds)]
+        assert rows[0] == rows[1] and list(rows[0]) == keys, phase
+    assert "1,000 events (same landing data):" in text.split("== engines side by side ==")[1]
+
+
 def test_a_failed_new_process_run_fails_the_benchmark():
     figures = {"events": 10, "full": {"error": None}, "incremental": {"error": None}}
     assert bench.failures(figures) == []
     figures["new_process_incremental"] = {"error": "exit 1: boom"}
     assert bench.failures(figures) == ["10 new_process_incremental: exit 1: boom"]
+    both = {"engines": [figures | {"engine": "delta-spark"}, {"events": 10, "engine": "delta-rs"}]}
+    assert bench.failures(both) == ["10 delta-spark new_process_incremental: exit 1: boom"]
 
 
 @pytest.mark.slow
@@ -321,21 +364,64 @@ def test_targets_pass_miss_or_say_what_run_they_need():
     assert verdicts["full pipeline, 1M events"] == verdicts["incremental 1% on top of 1M"] == "MISS"
 
 
-def test_sizes_run_one_process_each_and_print_the_growth(monkeypatch, capsys):
+def _fake_children(monkeypatch, slower: dict[str, float]) -> list[tuple[int, str]]:
+    """`_run_child` replaced: each child's (events, engine) recorded, its result made up, the
+    engine's seconds multiplied by `slower[engine]`."""
     children = []
 
     def fake_child(command):
-        events = int(command[command.index("--events") + 1])
-        children.append(events)
-        return _result(events, pipeline_s=events / 20_000, wall_s=events / 20_000 + 8)
+        events, engine = int(command[command.index("--events") + 1]), command[command.index("--engines") + 1]
+        children.append((events, engine))
+        factor = slower.get(engine, 1.0)
+        result = _result(events, pipeline_s=factor * events / 20_000, wall_s=factor * (events / 20_000 + 8))
+        result["incremental"]["wall_s"] *= factor
+        for phase in ("full", "incremental"):
+            result[phase]["layer_s"] = {"bronze": 1.0, "silver": 2.0, "gold": 3.0}
+        result |= {
+            "landing": {"files": 3, "mb": 1.0, "sha256": "same"},
+            "driver_memory_mb": round(3000 * factor),
+        }
+        return result | {"engine": engine}
 
     monkeypatch.setattr(bench, "_run_child", fake_child)
-    assert bench.main(["--sizes", "4000000,1000000"]) == 0
+    return children
+
+
+def test_sizes_run_one_process_each_and_print_the_growth(monkeypatch, capsys):
+    children = _fake_children(monkeypatch, {})
+    assert bench.main(["--sizes", "4000000,1000000", "--engines", "delta-rs"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     figures = json.loads(lines[-1])
-    assert children == [1_000_000, 4_000_000]
-    assert figures["growth_per_event"] == {"1000000->4000000": 0.0}
+    assert children == [(1_000_000, "delta-rs"), (4_000_000, "delta-rs")]
+    assert figures["growth_per_event"] == {"delta-rs": {"1000000->4000000": 0.0}}
     assert any(line.lstrip().startswith("4,000,000") and "+0.0%" in line for line in lines)
+    assert "engines side by side" not in "\n".join(lines)
+
+
+def test_engines_run_one_process_each_on_the_same_data_and_print_side_by_side(monkeypatch, capsys):
+    children = _fake_children(monkeypatch, {"delta-spark": 3.0})
+    assert bench.main(["--events", "1000000"]) == 0
+    text = capsys.readouterr().out
+    figures = json.loads(text.strip().splitlines()[-1])
+    assert children == [(1_000_000, "delta-rs"), (1_000_000, "delta-spark")]
+    assert [r["engine"] for r in figures["engines"]] == ["delta-rs", "delta-spark"]
+    table = text.split("== engines side by side ==")[1]
+    assert "delta-rs " in table and "delta-spark " in table
+    assert "faster full build: delta-rs (58.0 s vs 174.0 s, 3.00x)" in table
+    assert "less driver memory: delta-rs (3,000 MB vs 9,000 MB, 3.00x)" in table
+    assert all(line == line.rstrip() for line in table.splitlines())
+    assert "(same landing data)" in table
+
+
+def test_sizes_with_both_engines_print_each_engines_scaling_and_the_comparison(monkeypatch, capsys):
+    children = _fake_children(monkeypatch, {"delta-spark": 2.0})
+    assert bench.main(["--sizes", "1000000,4000000"]) == 0
+    text = capsys.readouterr().out
+    figures = json.loads(text.strip().splitlines()[-1])
+    assert children == [(1_000_000, e) for e in bench.ENGINES] + [(4_000_000, e) for e in bench.ENGINES]
+    assert set(figures["growth_per_event"]) == set(bench.ENGINES)
+    assert "== scaling, delta-rs" in text and "== scaling, delta-spark" in text
+    assert "4,000,000 events (same landing data):" in text.split("== engines side by side ==")[1]
 
 
 def _phase(name: str, events: int) -> dict:
@@ -428,3 +514,10 @@ def test_scheduled_runs_print_their_seconds_and_files_and_leave_no_table_fragmen
     assert runs[-1]["data_files"] == schedule.data_files(store)
     assert max(store.compactable_files(t, 32 * 1024 * 1024) for t in store.tables()) < 2
     assert len(list(landing.glob("*/incr-2"))) == 4  # each run landed its increment in every source
+
+
+def test_settings_ab_takes_key_value_settings():
+    args = settings_ab.parse_args(["--set", "spark.a=1", "--set", " spark.b = x "])
+    assert dict(args.settings) == {"spark.a": "1", "spark.b": "x"} and args.engine == "delta-spark"
+    with pytest.raises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+        settings_ab.parse_args(["--set", "no-value"])

@@ -1,4 +1,7 @@
-"""The whole pipeline on the bundled samples: counts reconcile, samples come out typed, re-runs change nothing."""
+"""The whole pipeline on the bundled samples: counts reconcile, samples come out typed, re-runs change nothing.
+
+Every test runs on both table engines: each engine builds its own warehouse and reads it back.
+"""
 
 from __future__ import annotations
 
@@ -11,23 +14,33 @@ from pyspark.sql import functions as F
 
 from pipelines.config import PROJECT_ROOT
 from pipelines.runner import RunFailed, run_pipeline
+from pipelines.store import open_store
+from tests.conftest import skip_without_delta_spark, with_engine
 from tests.helpers import BRONZE_TABLES, assert_reconciles
 
 SAMPLES = PROJECT_ROOT / "samples"
 EXPECTED = json.loads((SAMPLES / "expected_counts.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def demo(config, spark, tmp_path_factory):
-    """A warehouse built from the samples by one full run."""
-    root = tmp_path_factory.mktemp("demo")
+# delta-spark builds the samples in about three times delta-rs' time
+BOTH_ENGINES = [pytest.param("delta-rs"), pytest.param("delta-spark", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(scope="module", params=BOTH_ENGINES)
+def demo(request, config, spark, tmp_path_factory):
+    """A warehouse built from the samples by one full run of each engine, read by that engine."""
+    engine = request.param
+    skip_without_delta_spark(engine)
+    root = tmp_path_factory.mktemp(f"demo-{engine}")
     landing = root / "landing"
     shutil.copytree(SAMPLES / "landing", landing)
-    demo_config = config.with_overrides(landing=str(landing), warehouse=str(root / "warehouse"))
+    demo_config = with_engine(
+        config.with_overrides(landing=str(landing), warehouse=str(root / "warehouse")), engine
+    )
     summary = run_pipeline(demo_config, spark=spark)
-    from pipelines.store import open_store
-
-    return demo_config, open_store(spark, demo_config.warehouse, "delta-rs"), summary
+    store = open_store(spark, demo_config.warehouse, engine)
+    assert store.engine.name == engine
+    return demo_config, store, summary
 
 
 def test_every_landed_record_is_in_bronze(demo):
@@ -78,7 +91,7 @@ def test_second_run_changes_no_table(demo, spark):
     assert {t: store.version(t) for t in data_tables} == before
 
 
-def test_fail_severity_breach_stops_the_run_with_one_line(config, spark, tmp_path):
+def test_fail_severity_breach_stops_the_run_with_one_line(config, spark, engine, tmp_path):
     suites = tmp_path / "suites"
     suites.mkdir()
     rule = {
@@ -91,7 +104,7 @@ def test_fail_severity_breach_stops_the_run_with_one_line(config, spark, tmp_pat
     )
     landing = tmp_path / "landing"
     shutil.copytree(SAMPLES / "landing" / "datahub_ece", landing / "datahub_ece")
-    strict = config.with_overrides(landing=str(landing), warehouse=str(tmp_path / "w"))
+    strict = with_engine(config.with_overrides(landing=str(landing), warehouse=str(tmp_path / "w")), engine)
     strict.raw["quality"]["suites_dir"] = str(suites)
     with pytest.raises(RunFailed) as failure:
         run_pipeline(strict, ("bronze", "silver"), spark=spark)

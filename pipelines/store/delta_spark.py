@@ -12,17 +12,25 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
+from pipelines import faults
 from pipelines.spark import session_conf
 from pipelines.store.delta_log import commit_actions
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
+# An append the caller counted at no more than this many rows is written as one file: Spark would
+# write one a partition, and a table taking a few rows a run would gather small files.
+ONE_FILE_ROWS = 25_000
 
 
 def _quote(column: str) -> str:
@@ -43,6 +51,65 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+OBSERVERS = "org.apache.spark.sql.delta.TransactionExecutionObserver"
+
+
+class _CommitCheckpoint:
+    """Delta's transaction observer (its hook into a transaction's phases), implemented in Python:
+    when the transaction begins its commit, after its data files are written and before the log
+    holds the commit, it reaches `faults.checkpoint(name, target)`, where delta-rs reaches it."""
+
+    def __init__(self, name: str, target: str, jvm):
+        self.name, self.target, self._jvm = name, target, jvm
+
+    def beginDoCommit(self) -> None:  # the JVM interface's method names
+        faults.checkpoint(self.name, self.target)
+
+    def startingTransaction(self, start):
+        return start.apply()
+
+    def preparingCommit(self, prepare):
+        return prepare.apply()
+
+    def beginBackfill(self) -> None:
+        pass
+
+    def beginPostCommit(self) -> None:
+        pass
+
+    def transactionCommitted(self) -> None:
+        pass
+
+    def transactionAborted(self) -> None:
+        pass
+
+    def createChild(self):
+        return _no_observer(self._jvm)
+
+    def nextObserver(self):
+        return self._jvm.scala.Option.empty()
+
+    def getNextObserver(self):
+        return self._jvm.scala.Option.empty()
+
+    def setNextObserver(self, observer) -> None:
+        pass
+
+    def advanceToNextThreadObserver(self) -> None:
+        pass
+
+    class Java:
+        implements = [OBSERVERS]
+
+
+setattr(_CommitCheckpoint, "nextObserver_$eq", _CommitCheckpoint.setNextObserver)  # Scala's setter name
+
+
+def _no_observer(jvm):
+    """Delta's default observer, which does nothing."""
+    return getattr(getattr(jvm.org.apache.spark.sql.delta, "NoOpTransactionExecutionObserver$"), "MODULE$")
+
+
 class DeltaSparkEngine(Engine):
     """Delta tables through delta-spark's JVM implementation."""
 
@@ -54,6 +121,25 @@ class DeltaSparkEngine(Engine):
         from delta.tables import DeltaTable
 
         return DeltaTable.forName(self.spark, ref) if _is_name(ref) else DeltaTable.forPath(self.spark, ref)
+
+    @contextmanager
+    def _failpoint(self, name: str, ref: str) -> Iterator[None]:
+        """Where `LAKEHOUSE_FAULT` names checkpoint `name` at `ref`, the Delta transactions run
+        inside, on this thread, reach it as they begin to commit (`pipelines.faults`)."""
+        if not faults.armed(name, ref):
+            yield
+            return
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        gateway = self.spark.sparkContext._gateway  # type: ignore[attr-defined]
+        ensure_callback_server_started(gateway)
+        jvm = self.spark.sparkContext._jvm  # type: ignore[attr-defined]
+        observers = getattr(jvm, OBSERVERS)
+        observers.setObserver(_CommitCheckpoint(name, ref, jvm))
+        try:
+            yield
+        finally:
+            observers.setObserver(_no_observer(jvm))
 
     def exists(self, ref: str) -> bool:
         from delta.tables import DeltaTable
@@ -169,10 +255,18 @@ class DeltaSparkEngine(Engine):
         return exc
 
     def append(self, df, path, partition_by, metadata, rows=None) -> None:
+        if rows is not None and rows <= ONE_FILE_ROWS:
+            df = df.coalesce(1)
         try:
-            self._save(self._writer(df, "append", partition_by, metadata), path)
+            with self._failpoint("delta_commit", path):
+                self._save(self._writer(df, "append", partition_by, metadata), path)
         except Exception as exc:
             raise self._conflict(exc, path) from exc
+
+    def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
+        """Bookkeeping rows in one file (a local frame is split over the default parallelism)."""
+        if rows:
+            self.append(self.spark.createDataFrame(rows, schema), path, [], None, len(rows))
 
     def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
         """An empty append, recorded: Delta skips commits that add nothing unless told not to."""
@@ -191,7 +285,8 @@ class DeltaSparkEngine(Engine):
                 clauses.append("(" + " AND ".join(parts) + ")")
             writer = writer.option("replaceWhere", " OR ".join(clauses))
         try:
-            self._save(writer, path)
+            with self._failpoint("delta_commit", path):
+                self._save(writer, path)
         except Exception as exc:
             raise self._conflict(exc, path) from exc
 
@@ -210,7 +305,8 @@ class DeltaSparkEngine(Engine):
         builder = builder.whenMatchedUpdate(condition=live, set=values).whenNotMatchedInsert(
             condition=live, values=values
         )
-        self._with_metadata(metadata, builder.execute, path)
+        with self._failpoint("merge_commit", path):
+            self._with_metadata(metadata, builder.execute, path)
 
     def _with_metadata(self, metadata: str | None, action, ref: str):
         """Run `action` (a DeltaTable operation, which takes no write options) with `metadata`
@@ -274,13 +370,21 @@ class DeltaSparkEngine(Engine):
         )
 
     def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
-        """Delta's own VACUUM (retention below Delta's 7-day guard allowed: the caller chose it)."""
+        """Delta's own VACUUM (retention below Delta's 7-day guard allowed: the caller chose it).
+        The files are listed by a dry run first: VACUUM itself answers with the table's path only.
+        Delta lists the table's folders in `parallelPartitionDiscovery.parallelism` tasks, 10,000
+        by default: a local session spent minutes a table scheduling them, so the listing gets the
+        session's default parallelism (a task a core)."""
         if not self.exists(path):
             return []
         self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-        dry = " DRY RUN" if dry_run else ""
-        frame = self.spark.sql(f"VACUUM {_sql_ref(path)} RETAIN {float(retention_hours)} HOURS{dry}")
-        return [row[0] for row in frame.collect()] if dry_run else []
+        vacuum = f"VACUUM {_sql_ref(path)} RETAIN {float(retention_hours)} HOURS"
+        listing = {LISTING_PARALLELISM: str(self.spark.sparkContext.defaultParallelism)}
+        with session_conf(self.spark, listing):
+            files = [row[0] for row in self.spark.sql(f"{vacuum} DRY RUN").collect()]
+            if files and not dry_run:
+                self.spark.sql(vacuum).collect()
+        return files
 
     # -- the catalog -----------------------------------------------------------------------
     def register(self, name: str, path: str) -> None:

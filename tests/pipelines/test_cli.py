@@ -89,7 +89,7 @@ def ran(monkeypatch):
     monkeypatch.setattr(
         cli,
         "_run_and_summarize",
-        lambda config, layers, log_format, graph=None: calls.append((config, graph)),
+        lambda config, layers, log_format, graph=None, lock=True: calls.append((config, graph)),
     )
     monkeypatch.delenv("DATABRICKS_RUNTIME_VERSION", raising=False)
     return calls

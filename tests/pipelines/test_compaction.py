@@ -35,9 +35,9 @@ def _land(landing, number: int) -> None:
     (folder / f"events-{number}.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
 
 
-def _settings(tmp_path, min_files: int):
+def _settings(tmp_path, min_files: int, engine: str = "delta-rs"):
     conf = tmp_path / "compaction.yaml"
-    conf.write_text(f"maintenance:\n  compact_min_files: {min_files}\n")
+    conf.write_text(f"maintenance:\n  compact_min_files: {min_files}\nstorage:\n  engine: {engine}\n")
     return load_config(conf).with_overrides(
         landing=str(tmp_path / "landing"), warehouse=str(tmp_path / "warehouse")
     )
@@ -47,9 +47,11 @@ def _files(store, table: str) -> int:
     return len(store.read(table).inputFiles())
 
 
-def test_a_run_compacts_the_tables_it_wrote_once_they_hold_enough_small_files(spark, tmp_path, capsys):
-    settings = _settings(tmp_path, min_files=3)
-    store = open_store(spark, settings.warehouse, "delta-rs")
+def test_a_run_compacts_the_tables_it_wrote_once_they_hold_enough_small_files(
+    spark, engine, tmp_path, capsys
+):
+    settings = _settings(tmp_path, min_files=3, engine=engine)
+    store = open_store(spark, settings.warehouse, engine)
     compacted = []
     for number in range(1, 4):
         _land(settings.landing, number)
@@ -83,22 +85,23 @@ def test_no_compaction_when_it_is_switched_off(spark, tmp_path):
     assert _files(store, BRONZE) == 3
 
 
-def test_lakehouse_optimize_compacts_every_table_with_small_files(spark, tmp_path, capsys):
-    settings = _settings(tmp_path, min_files=0)
+def test_lakehouse_optimize_compacts_every_table_with_small_files(spark, engine, tmp_path, capsys):
+    settings = _settings(tmp_path, min_files=0, engine=engine)
     for number in range(1, 3):
         _land(settings.landing, number)
         run_pipeline(settings, layers=("bronze",), spark=spark)
-    store = open_store(spark, settings.warehouse, "delta-rs")
+    store = open_store(spark, settings.warehouse, engine)
+    conf = ["--conf", str(tmp_path / "compaction.yaml")]
     rows = sorted(map(tuple, store.read(BRONZE).select("source_file", "record_index", "raw").collect()))
-    assert main(["optimize", "--warehouse", str(settings.warehouse), "--dry-run"]) == 0
+    assert main(["optimize", *conf, "--warehouse", str(settings.warehouse), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert f"{BRONZE}: 2 small files would be compacted" in out and "ops.runs: 8 small files" in out
     assert out.strip().endswith("3 tables would be compacted, 0 have nothing to compact")
     assert _files(store, BRONZE) == 2  # a dry run changes nothing
-    assert main(["optimize", "--warehouse", str(settings.warehouse), "--tables", BRONZE]) == 0
+    assert main(["optimize", *conf, "--warehouse", str(settings.warehouse), "--tables", BRONZE]) == 0
     assert f"{BRONZE}: 2 small files -> 1" in capsys.readouterr().out
     assert _files(store, "ops.runs") == 8  # not named: left alone (a row a task, four tasks a run)
-    assert main(["optimize", "--warehouse", str(settings.warehouse)]) == 0
+    assert main(["optimize", *conf, "--warehouse", str(settings.warehouse)]) == 0
     out = capsys.readouterr().out
     assert "ops.runs: 8 small files -> 1" in out and "ops.ingestion_log: 2 small files -> 1" in out
     assert BRONZE not in out  # compacted already

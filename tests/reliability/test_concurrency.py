@@ -2,9 +2,10 @@
 
 Two `lakehouse run` processes on one warehouse: the lock lets exactly one work and sends the
 other away at once with a clear "in use" line (run.lock_timeout_seconds is 0). Below the
-runner, two writers of one table through the store may both succeed (delta-rs retries a
+runner, two writers of one table through the store may both succeed (either engine retries a
 commit that lost the race when the writes do not conflict) or one may get ConcurrentWriteError;
-either way the table holds exactly the writes that reported success.
+either way the table holds exactly the writes that reported success. The store's races run on
+both engines.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pipelines import cli
 from pipelines.config import PROJECT_ROOT
 from pipelines.lock import warehouse_lock
 from pipelines.runner import run_pipeline
-from pipelines.store import ConcurrentWriteError, TableStore
+from pipelines.store import ConcurrentWriteError, TableStore, open_store
 from tests.reliability import SAMPLES, SOURCES, snapshot
 
 TABLE = "silver.concurrency_probe"
@@ -83,6 +84,11 @@ def test_vacuum_never_runs_beside_a_live_run(spark, tmp_path, capsys):
     assert not source.parent.exists()
 
 
+@pytest.fixture
+def any_store(engine, spark, warehouse) -> TableStore:
+    return open_store(spark, warehouse, engine)
+
+
 def _rows(spark, ids: range, value: str):
     return spark.createDataFrame([(i, value) for i in ids], "id long, value string")
 
@@ -114,11 +120,11 @@ def _state(store: TableStore) -> dict[int, str]:
 
 
 @pytest.mark.parametrize("round_", range(2))
-def test_two_appends_racing_both_land_once(spark, store, round_):
-    store.append(_rows(spark, range(0, 10), "base"), TABLE)
+def test_two_appends_racing_both_land_once(spark, any_store, round_):
+    any_store.append(_rows(spark, range(0, 10), "base"), TABLE)
     outcome = _race(
-        lambda: store.append(_rows(spark, range(100, 110), "a"), TABLE),
-        lambda: store.append(_rows(spark, range(200, 205), "b"), TABLE),
+        lambda: any_store.append(_rows(spark, range(100, 110), "a"), TABLE),
+        lambda: any_store.append(_rows(spark, range(200, 205), "b"), TABLE),
     )
     assert all(o is None or isinstance(o, ConcurrentWriteError) for o in outcome), outcome
     expected = {i: "base" for i in range(10)}
@@ -126,17 +132,17 @@ def test_two_appends_racing_both_land_once(spark, store, round_):
         expected.update({i: "a" for i in range(100, 110)})
     if outcome[1] is None:
         expected.update({i: "b" for i in range(200, 205)})
-    assert _state(store) == expected
-    assert store.version(TABLE) == sum(o is None for o in outcome)  # one commit per successful write
+    assert _state(any_store) == expected
+    assert any_store.version(TABLE) == sum(o is None for o in outcome)  # one commit per successful write
 
 
 @pytest.mark.parametrize("round_", range(2))
-def test_append_racing_a_merge_never_loses_or_doubles(spark, store, round_):
-    store.append(_rows(spark, range(0, 10), "base"), TABLE)
+def test_append_racing_a_merge_never_loses_or_doubles(spark, any_store, round_):
+    any_store.append(_rows(spark, range(0, 10), "base"), TABLE)
     merged = _rows(spark, range(5, 15), "merged")  # updates 5..9, inserts 10..14
     outcome = _race(
-        lambda: store.append(_rows(spark, range(100, 110), "appended"), TABLE),
-        lambda: store.merge(merged, TABLE, keys=["id"]),
+        lambda: any_store.append(_rows(spark, range(100, 110), "appended"), TABLE),
+        lambda: any_store.merge(merged, TABLE, keys=["id"]),
     )
     assert all(o is None or isinstance(o, ConcurrentWriteError) for o in outcome), outcome
     assert any(o is None for o in outcome), "at least one writer must win"
@@ -145,18 +151,18 @@ def test_append_racing_a_merge_never_loses_or_doubles(spark, store, round_):
         expected.update({i: "appended" for i in range(100, 110)})
     if outcome[1] is None:
         expected.update({i: "merged" for i in range(5, 15)})
-    assert _state(store) == expected
+    assert _state(any_store) == expected
 
 
-def test_a_write_that_lost_reports_it_and_changes_nothing(spark, store):
+def test_a_write_that_lost_reports_it_and_changes_nothing(spark, any_store):
     """A merge whose target moved under it in a conflicting way fails loudly, not silently."""
-    store.append(_rows(spark, range(0, 4), "base"), TABLE)
+    any_store.append(_rows(spark, range(0, 4), "base"), TABLE)
     outcome = _race(
-        lambda: store.merge(_rows(spark, range(0, 4), "left"), TABLE, keys=["id"]),
-        lambda: store.merge(_rows(spark, range(0, 4), "right"), TABLE, keys=["id"]),
+        lambda: any_store.merge(_rows(spark, range(0, 4), "left"), TABLE, keys=["id"]),
+        lambda: any_store.merge(_rows(spark, range(0, 4), "right"), TABLE, keys=["id"]),
     )
     assert all(o is None or isinstance(o, ConcurrentWriteError) for o in outcome), outcome
     winners = {value for o, value in zip(outcome, ("left", "right"), strict=True) if o is None}
-    state = _state(store)
+    state = _state(any_store)
     assert set(state) == set(range(4))
     assert len(set(state.values())) == 1 and set(state.values()) <= winners  # one merge, whole

@@ -8,6 +8,10 @@ tables of an uninterrupted run: same rows, no duplicates. The killed attempt's P
 still on disk at that point, so equal rows prove they are never read; `lakehouse vacuum
 --retention-hours 0` must then leave only the snapshot's files. Cases run bronze and silver
 only, except the gold one (gold tasks triple a run's time).
+
+Every case runs on delta-rs. On delta-spark, where Delta writes and commits inside one JVM call
+and the engine has Delta call the checkpoint as it begins the commit, two cases stand for the
+rest: a write's commit (the first, which would create the table) and a merge's.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pipelines.faults import ENV as FAULT_ENV
 from pipelines.graph import load_graph
 from pipelines.runner import run_pipeline
 from pipelines.store import TableStore, open_store
+from tests.conftest import skip_without_delta_spark, with_engine
 from tests.reliability import (
     SAMPLES,
     SOURCES,
@@ -67,6 +72,14 @@ class Case:
     leftovers: str | None  # table folder (or `_tmp`) where the killed attempt leaves Parquet files
     layers: tuple[str, ...] = SILVER  # gold only where the case needs it: it triples a run's time
 
+    def leftovers_of(self, engine: str) -> str | None:
+        """Where `engine`'s killed attempt leaves them. Delta's MERGE (delta-spark) stages no
+        source in `_tmp`: it reads the source where it is and writes the rewritten files into
+        the table folder before it commits (delta-rs' checkpoint comes before the merge writes)."""
+        if engine == "delta-spark" and self.leftovers == "_tmp":
+            return faults.parse(self.fault).target
+        return self.leftovers
+
 
 CASES = {
     # files published into a table folder that has no Delta log yet, never committed
@@ -80,6 +93,8 @@ CASES = {
     # a gold group replacement: the rebuilt rows and the rewritten files published, never committed
     "gold_merge": Case("merge_commit@gold.tag_timeline", "gold.tag_timeline", ALL_LAYERS),
 }
+# The cases run on delta-spark too (a delta-spark case takes minutes): Delta's write, Delta's merge.
+DELTA_SPARK_CASES = ("bronze_first_commit", "quarantine_merge")
 
 
 def _has_gold() -> bool:
@@ -98,32 +113,34 @@ class Scenario:
     reference: dict[str, list[str]]
 
 
-_scenarios: dict[tuple[str, ...], Scenario] = {}
+_scenarios: dict[tuple[tuple[str, ...], str], Scenario] = {}
 
 
-def _scenario(config, spark, tmp_path_factory, layers: tuple[str, ...]) -> Scenario:
+def _scenario(config, spark, tmp_path_factory, layers: tuple[str, ...], engine: str) -> Scenario:
     """The uninterrupted reference for `layers`: both landings, two runs; plus the warehouse after run one.
 
-    Built once per layer set (a failure too is kept and raised again, not rebuilt per test).
+    Built once per layer set and engine (a failure too is kept and raised again, not rebuilt per test).
     """
-    if layers not in _scenarios:
-        root = tmp_path_factory.mktemp("crash_" + "_".join(layers))
+    if (layers, engine) not in _scenarios:
+        root = tmp_path_factory.mktemp(f"crash_{'_'.join(layers)}_{engine}")
         landing, warehouse = root / "landing", root / "reference"
         for source in SOURCES:
             (landing / source).mkdir(parents=True)
-        reference = config.with_overrides(landing=str(landing), warehouse=str(warehouse))
+        reference = with_engine(config.with_overrides(landing=str(landing), warehouse=str(warehouse)), engine)
         _copy_landing(FIRST_LANDING, landing)
         run_pipeline(reference, layers, spark=spark)
         shutil.copytree(warehouse, root / "after_first_run")
         _copy_landing(SECOND_LANDING, landing)
         run_pipeline(reference, layers, spark=spark)
-        store = open_store(spark, warehouse, "delta-rs")
-        _scenarios[layers] = Scenario(landing, root / "after_first_run", snapshot(store))
-    return _scenarios[layers]
+        store = open_store(spark, warehouse, engine)
+        _scenarios[(layers, engine)] = Scenario(landing, root / "after_first_run", snapshot(store))
+    return _scenarios[(layers, engine)]
 
 
 @dataclass
 class Outcome:
+    case: Case
+    engine: str
     store: TableStore
     scenario: Scenario
     killed_stderr: str
@@ -153,35 +170,38 @@ def _uncommitted(store: TableStore) -> set[str]:
     return parquet_files(store.warehouse) - _ever_committed(store)
 
 
-_outcomes: dict[str, Outcome | BaseException] = {}
+_outcomes: dict[tuple[str, str], Outcome | BaseException] = {}
 
 
 @pytest.fixture
 def outcome(request, config, spark, tmp_path_factory, capsys) -> Outcome:
-    """Kill a run at the case's checkpoint, re-run without the fault, vacuum (once per case)."""
-    name = request.param
+    """Kill a run at the case's checkpoint, re-run without the fault, vacuum (once per case and engine)."""
+    name, engine = request.param
+    skip_without_delta_spark(engine)
     case = CASES[name]
     if "gold" in case.layers and not _has_gold():
         pytest.skip("conf/jobs.yaml declares no gold task, so no gold merge can be interrupted")
-    if name not in _outcomes:
+    if (name, engine) not in _outcomes:
         try:
-            _outcomes[name] = _kill_and_recover(name, case, config, spark, tmp_path_factory, capsys)
+            _outcomes[(name, engine)] = _kill_and_recover(
+                name, case, engine, config, spark, tmp_path_factory, capsys
+            )
         except Exception as exc:  # kept: the case's other tests report the same failure
-            _outcomes[name] = exc
-    found = _outcomes[name]
+            _outcomes[(name, engine)] = exc
+    found = _outcomes[(name, engine)]
     if isinstance(found, BaseException):
         raise found
     return found
 
 
-def _kill_and_recover(name: str, case: Case, config, spark, tmp_path_factory, capsys) -> Outcome:
-    scenario = _scenario(config, spark, tmp_path_factory, case.layers)
-    warehouse = tmp_path_factory.mktemp(name) / "warehouse"
+def _kill_and_recover(name: str, case: Case, engine: str, config, spark, tmp_path_factory, capsys) -> Outcome:
+    scenario = _scenario(config, spark, tmp_path_factory, case.layers, engine)
+    warehouse = tmp_path_factory.mktemp(f"{name}_{engine}") / "warehouse"
     shutil.copytree(scenario.after_first_run, warehouse)
     # Tasks one by one: with a task beside the killed one, what that task had half written at
     # the kill (a staging folder) would depend on timing, and the case's leftovers would too.
-    one_by_one = warehouse.parent / "one_by_one.yaml"
-    one_by_one.write_text("run:\n  parallel_tasks: 1\n")
+    settings = warehouse.parent / "one_by_one.yaml"
+    settings.write_text(f"run:\n  parallel_tasks: 1\nstorage:\n  engine: {engine}\n")
     killed = lakehouse(
         "run",
         "--landing",
@@ -191,23 +211,37 @@ def _kill_and_recover(name: str, case: Case, config, spark, tmp_path_factory, ca
         "--layers",
         ",".join(case.layers),
         "--conf",
-        str(one_by_one),
+        str(settings),
         fault=case.fault,
     )
     assert killed.returncode == -signal.SIGKILL, (
         f"{case.fault} was never reached (exit {killed.returncode}):\n{killed.stderr[-3000:]}"
     )
-    store = open_store(spark, warehouse, "delta-rs")
+    assert f"engine={engine}" in killed.stdout + killed.stderr
+    store = open_store(spark, warehouse, engine)
     leftovers = _uncommitted(store)
-    rerun = config.with_overrides(landing=str(scenario.landing), warehouse=str(warehouse))
+    rerun = with_engine(
+        config.with_overrides(landing=str(scenario.landing), warehouse=str(warehouse)), engine
+    )
     run_pipeline(rerun, case.layers, spark=spark)
     capsys.readouterr()
-    assert cli.main(["vacuum", "--warehouse", str(warehouse), "--retention-hours", "0"]) == 0
+    vacuum = ["vacuum", "--warehouse", str(warehouse), "--retention-hours", "0", "--conf", str(settings)]
+    assert cli.main(vacuum) == 0
     spark.conf.set("spark.sql.shuffle.partitions", "2")  # the CLI re-applied the profile's settings
-    return Outcome(store, scenario, killed.stderr, leftovers, capsys.readouterr().out)
+    return Outcome(case, engine, store, scenario, killed.stderr, leftovers, capsys.readouterr().out)
 
 
-ALL_CASES = pytest.mark.parametrize("outcome", list(CASES), indirect=True)
+def _params(names, engines=("delta-rs", "delta-spark")) -> list:
+    """(case, engine) pairs: every named case on delta-rs, those of `DELTA_SPARK_CASES` on delta-spark."""
+    return [
+        pytest.param((name, engine), id=f"{name}-{engine}")
+        for engine in engines
+        for name in names
+        if engine == "delta-rs" or name in DELTA_SPARK_CASES
+    ]
+
+
+ALL_CASES = pytest.mark.parametrize("outcome", _params(CASES), indirect=True)
 
 
 @pytest.mark.parametrize(
@@ -271,17 +305,17 @@ def test_no_record_is_doubled(outcome: Outcome):
 
 @pytest.mark.slow
 @ALL_CASES
-def test_killed_attempt_left_files_that_were_never_read(outcome: Outcome, request):
-    case = CASES[request.node.callspec.params["outcome"]]
-    if case.leftovers is None:
+def test_killed_attempt_left_files_that_were_never_read(outcome: Outcome):
+    leftovers = outcome.case.leftovers_of(outcome.engine)
+    if leftovers is None:
         assert not outcome.leftovers_before_vacuum  # the kill came after every write was committed
         return
-    folder = outcome.store.warehouse / case.leftovers.replace(".", "/")
+    folder = outcome.store.warehouse / leftovers.replace(".", "/")
     assert any(Path(f).is_relative_to(folder) for f in outcome.leftovers_before_vacuum), (
         f"expected uncommitted Parquet files under {folder}"
     )
     reported = dict(line.split(": ", 1) for line in outcome.vacuum_output.splitlines())
-    where = cli.LEFTOVERS if case.leftovers == "_tmp" else case.leftovers
+    where = cli.LEFTOVERS if leftovers == "_tmp" else leftovers
     assert not reported[where].startswith("0 "), reported[where]
 
 
@@ -299,7 +333,9 @@ def test_vacuum_leaves_exactly_the_snapshot_files_in_every_table(outcome: Outcom
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("outcome", ["quarantine_merge", "gold_merge"], indirect=True)
+@pytest.mark.parametrize(  # delta-rs: Delta's MERGE (delta-spark) stages no source of its own
+    "outcome", _params(["quarantine_merge", "gold_merge"], engines=("delta-rs",)), indirect=True
+)
 def test_vacuum_removes_a_killed_merge_source(outcome: Outcome):
     assert not _uncommitted(outcome.store)
     assert not any((outcome.store.warehouse / "_tmp").iterdir())

@@ -2,9 +2,12 @@
 task at a time, one with Spark's generated code and tasks side by side), and compaction changes nothing.
 
 Each silver and gold table is read with one ordered query (every column but the run-specific
-ones, ORDER BY all of them) and the answers are compared as bytes. Compacting a table
-(`DeltaTable.optimize.compact()`, files rewritten by delta-rs instead of Spark) must leave
-every answer as it was when read through the store, and a later run must see no new data in it.
+ones, ORDER BY all of them) and the answers are compared as bytes. Compacting a table (the
+engine's own: delta-rs' `optimize.compact`, Delta's `OPTIMIZE`) must leave every answer as it
+was when read through the store, and a later run must see no new data in it.
+
+The first warehouse is always built by delta-rs; the second by each engine in turn, so the
+delta-spark variant also shows both engines giving byte-identical answers.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from deltalake import DeltaTable
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
+from pipelines.compaction import compact_tables
 from pipelines.config import Config
 from pipelines.runner import RunSummary, run_pipeline
 from pipelines.store import TableStore, open_store
+from tests.conftest import skip_without_delta_spark, with_engine
 from tests.reliability import RUN_SPECIFIC, SAMPLES
 
 pytestmark = pytest.mark.slow
@@ -90,48 +94,73 @@ def _with_generated_code_and_parallel_tasks(settings: Config) -> Config:
     return Config(raw)
 
 
+@dataclass
+class First:
+    landing: Path
+    store: TableStore
+    answers: dict[str, bytes]
+
+
 @pytest.fixture(scope="module")
-def twins(config, spark, tmp_path_factory) -> Twins:
-    """The bundled samples (plus a timeless FC message) run into two warehouses, one after the
-    other (so their run times differ), from one landing folder (so paths agree)."""
+def first(config, spark, tmp_path_factory) -> First:
+    """The bundled samples (plus a timeless FC message) run by delta-rs, interpreted, one task at a time."""
     root = tmp_path_factory.mktemp("determinism")
     landing = root / "landing"
     shutil.copytree(SAMPLES, landing)  # copy2: modification times kept
     timeless = landing / "dataworks" / "function_compute" / "timeless.json"
     timeless.write_text(json.dumps(TIMELESS_FC))
     os.utime(timeless, (TIMELESS_MTIME.timestamp(), TIMELESS_MTIME.timestamp()))
-    stores = []
-    for name in ("first", "second"):
-        settings = config.with_overrides(landing=str(landing), warehouse=str(root / name))
-        if name == "first":
-            settings = _one_task_at_a_time(settings)
-        else:  # whether Spark generates code or interprets, and the order tasks run in, change nothing
-            settings = _with_generated_code_and_parallel_tasks(settings)
-        run_pipeline(settings, spark=spark)
-        stores.append(open_store(spark, settings.warehouse, "delta-rs"))
-    return Twins(landing, stores, [answers(store) for store in stores])
+    settings = _one_task_at_a_time(
+        with_engine(config.with_overrides(landing=str(landing), warehouse=str(root / "first")), "delta-rs")
+    )
+    run_pipeline(settings, spark=spark)
+    store = open_store(spark, settings.warehouse, "delta-rs")
+    return First(landing, store, answers(store))
+
+
+# delta-spark builds the samples in about three times delta-rs' time
+SECOND_ENGINES = [pytest.param("delta-rs"), pytest.param("delta-spark", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(scope="module", params=SECOND_ENGINES)
+def twins(request, config, spark, first: First) -> Twins:
+    """The first warehouse and a second one built after it (so their run times differ) by the
+    engine of the parameter, from the same landing folder (so paths agree)."""
+    engine = request.param
+    skip_without_delta_spark(engine)
+    warehouse = first.landing.parent / f"second-{engine}"
+    settings = with_engine(
+        config.with_overrides(landing=str(first.landing), warehouse=str(warehouse)), engine
+    )
+    # whether Spark generates code or interprets, and the order tasks run in, change nothing
+    run_pipeline(_with_generated_code_and_parallel_tasks(settings), spark=spark)
+    second = open_store(spark, settings.warehouse, engine)
+    return Twins(first.landing, [first.store, second], [first.answers, answers(second)])
 
 
 @dataclass
 class Compacted:
-    tables: list[str]  # tables whose files optimize.compact() rewrote
+    tables: list[str]  # tables whose files the engine's compaction rewrote
     before: dict[str, bytes]
     after_compaction: dict[str, bytes]
     after_next_run: dict[str, bytes]
     next_run: RunSummary
 
 
+COMPACTED_FILE_BYTES = 128 * 1024 * 1024  # every sample table's files fit in one
+
+
 @pytest.fixture(scope="module")
 def compacted(config, spark, twins: Twins) -> Compacted:
-    """The second warehouse compacted table by table, then run again on the same landing data."""
+    """The second warehouse compacted table by table by its own engine, then run again (by the
+    same engine) on the same landing data."""
     store = twins.stores[1]
-    tables = []
-    for table in store.tables():
-        if len(DeltaTable(store.path(table)).file_uris()) > 1:
-            if DeltaTable(store.path(table)).optimize.compact()["numFilesRemoved"]:
-                tables.append(table)
+    done = compact_tables(store, store.tables(), COMPACTED_FILE_BYTES)
+    tables = [c.table for c in done if c.files_removed]
     after_compaction = answers(store)
-    settings = config.with_overrides(landing=str(twins.landing), warehouse=str(store.warehouse))
+    settings = with_engine(
+        config.with_overrides(landing=str(twins.landing), warehouse=str(store.warehouse)), store.engine.name
+    )
     summary = run_pipeline(settings, spark=spark)
     return Compacted(tables, twins.answers[1], after_compaction, answers(store), summary)
 
