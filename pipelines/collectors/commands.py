@@ -121,6 +121,40 @@ def cmd_collect_datahub_audit(args: argparse.Namespace) -> int:
         return 130 if failures == 0 else 1
 
 
+def cmd_receive(args: argparse.Namespace) -> int:
+    from pipelines.collectors.receiver import ROUTES, ReceiverSettings, run_receiver
+
+    report = _stderr("lakehouse receive")
+    try:
+        config = _config(args)
+    except ConfigError as exc:
+        report(f"config error: {exc}")
+        return 2
+    section = dict(config.section("collectors")["receiver"])
+    if args.host:
+        section["host"] = args.host
+    if args.port is not None:
+        section["port"] = args.port
+    settings = ReceiverSettings.from_section(section)
+    landing = Path(args.landing).expanduser().resolve() if args.landing else config.landing
+    folders = {source: _source_folder(config, source) for source in ROUTES.values()}
+    try:
+        return run_receiver(landing, folders, settings, lambda line: print(line, flush=True))
+    except OSError as exc:
+        report(f"cannot serve on {settings.host}:{settings.port}: {exc.strerror or exc}")
+        return 1
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{text} is not a port number (0-65535; 0: any free port)")
+    return value
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     """Add `collect` and `receive` to the `lakehouse` command's subparsers."""
     collect = subparsers.add_parser("collect", help="pull events from a catalog's API into landing")
@@ -149,3 +183,14 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--every", type=_interval, metavar="INTERVAL", help="collect again on every tick, e.g. 15m"
     )
     audit.set_defaults(func=cmd_collect_datahub_audit)
+
+    receive = subparsers.add_parser(
+        "receive", help="HTTP receiver for OpenMetadata, DataWorks and DataHub events, landing each durably"
+    )
+    receive.add_argument("--landing", help="landing folder (default from conf)")
+    receive.add_argument("--host", help="address to listen on (default collectors.receiver.host, 127.0.0.1)")
+    receive.add_argument(
+        "--port", type=_port, help="port (default collectors.receiver.port; 0: any free port)"
+    )
+    receive.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
+    receive.set_defaults(func=cmd_receive)

@@ -43,3 +43,38 @@ def write_atomically(final: Path, data: bytes) -> Path:
     os.replace(temporary, final)
     fsync_folder(final.parent)
     return final
+
+
+class BatchFileWriter:
+    """Writes batches of received bodies as JSON Lines files in one landing folder, atomically.
+
+    A body becomes one line (its line breaks, which valid JSON only has as whitespace, become
+    spaces). Bodies that parse come first, so bronze's format sniffing sees a JSON first line;
+    a batch of unparseable bodies only is written one file per body, so each stays one record
+    (bronze keeps it, marked corrupt, for the quarantine).
+    """
+
+    def __init__(self, folder: Path, prefix: str = "received") -> None:
+        self.folder = folder
+        self.prefix = prefix
+        self._sequence = 0
+
+    def _next_name(self) -> str:
+        import datetime as dt
+
+        self._sequence += 1
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+        return f"{self.prefix}-{stamp}-{os.getpid()}-{self._sequence:06d}.jsonl"
+
+    def write(self, bodies: list[tuple[bytes, bool]]) -> list[Path]:
+        """`bodies`: (body, parses as JSON) pairs; returns the files written."""
+        lines = [_one_line(body) for body, parses in bodies if parses]
+        broken = [_one_line(body) for body, parses in bodies if not parses]
+        groups = [lines + broken] if lines else [[line] for line in broken]
+        return [
+            write_atomically(self.folder / self._next_name(), b"".join(groups_line)) for groups_line in groups
+        ]
+
+
+def _one_line(body: bytes) -> bytes:
+    return body.replace(b"\r", b" ").replace(b"\n", b" ").strip() + b"\n"
