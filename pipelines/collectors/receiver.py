@@ -168,7 +168,9 @@ def build_app(
 
     async def start_batchers(app: web.Application) -> None:
         for source in ROUTES.values():
-            writer = BatchFileWriter(landing / folders[source])
+            folder = landing / folders[source]
+            folder.mkdir(parents=True, exist_ok=True)  # `lakehouse run` wants the landing folder to exist
+            writer = BatchFileWriter(folder)
             batchers[source] = Batcher(writer, settings.batch_max_bytes, settings.batch_max_seconds)
 
     async def stop_batchers(app: web.Application) -> None:

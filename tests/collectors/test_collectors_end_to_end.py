@@ -133,3 +133,45 @@ def test_received_events_of_every_form_reconcile_from_landing_to_silver(config, 
         store, "dataworks", "bronze.dataworks_events", _landed_records(landing, "dataworks")
     )
     assert (dw_counts["rows_in"], dw_counts["rows_duplicate"]) == (2, 1)  # binary mode = structured mode
+
+
+def test_the_receiver_landing_beside_running_bronze_loses_nothing_and_no_file_is_read_half_written(
+    config, spark, tmp_path
+):
+    import threading
+
+    landing, warehouse = tmp_path / "landing", tmp_path / "warehouse"
+    bodies = _openmetadata_bodies(3_000)
+    acknowledged: list[int] = []
+    lock = threading.Lock()
+    remaining = iter(range(len(bodies)))
+
+    def sender(url: str) -> None:
+        with requests.Session() as session:
+            while True:
+                with lock:
+                    n = next(remaining, None)
+                if n is None:
+                    return
+                if session.post(url + "/openmetadata", data=bodies[n], timeout=30).status_code == 202:
+                    with lock:
+                        acknowledged.append(n)
+
+    conf = with_engine(config.with_overrides(landing=str(landing), warehouse=str(warehouse)), "delta-rs")
+    with running_receiver(landing) as url:
+        senders = [threading.Thread(target=sender, args=(url,)) for _ in range(8)]
+        for thread in senders:
+            thread.start()
+        runs_during = 0
+        while any(thread.is_alive() for thread in senders) or runs_during == 0:
+            run_pipeline(conf, ("bronze",), spark=spark)
+            runs_during += 1
+        for thread in senders:
+            thread.join()
+    run_pipeline(conf, ("bronze",), spark=spark)
+    bronze = open_store(spark, conf.warehouse, "delta-rs").read("bronze.openmetadata_change_events")
+    assert runs_during >= 2
+    assert sorted(acknowledged) == list(range(len(bodies)))
+    assert bronze.where("is_corrupt").count() == 0
+    assert bronze.count() == _landed_records(landing, "openmetadata") == len(bodies)
+    assert bronze.select("source_file").distinct().count() == len(landed_files(landing, "openmetadata"))
