@@ -54,6 +54,21 @@ def _stderr(prefix: str):
     return lambda line: print(f"{prefix}: {line}", file=sys.stderr, flush=True)
 
 
+# settings that may be 0; every other number must be positive
+MAY_BE_ZERO = {"settle_seconds", "backoff_seconds", "port"}
+
+
+def _checked(section: dict, where: str) -> dict:
+    """The section, its numbers checked: a one-line config error names the key at fault."""
+    for key, value in section.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        if value < 0 or (value == 0 and key not in MAY_BE_ZERO):
+            least = "0 or more" if key in MAY_BE_ZERO else "more than 0"
+            raise ConfigError(f"{where}.{key} must be {least}, got {value!r}")
+    return section
+
+
 def _source_folder(config: Config, source: str) -> str:
     return config.sources[source]["folder"]
 
@@ -80,7 +95,11 @@ def cmd_collect_datahub_audit(args: argparse.Namespace) -> int:
         section["page_size"] = args.page_size
     if args.token_env:
         section["token_env"] = args.token_env
-    settings = AuditSettings.from_section(section)
+    try:
+        settings = AuditSettings.from_section(_checked(section, "collectors.datahub_audit"))
+    except ConfigError as exc:
+        report(f"config error: {exc}")
+        return 2
     event_types = [t.strip() for t in (args.event_types or "").split(",") if t.strip()]
     collector = DataHubAuditCollector(
         server=args.server,
@@ -135,7 +154,11 @@ def cmd_receive(args: argparse.Namespace) -> int:
         section["host"] = args.host
     if args.port is not None:
         section["port"] = args.port
-    settings = ReceiverSettings.from_section(section)
+    try:
+        settings = ReceiverSettings.from_section(_checked(section, "collectors.receiver"))
+    except ConfigError as exc:
+        report(f"config error: {exc}")
+        return 2
     landing = Path(args.landing).expanduser().resolve() if args.landing else config.landing
     folders = {source: _source_folder(config, source) for source in ROUTES.values()}
     try:

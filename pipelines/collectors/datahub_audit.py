@@ -40,6 +40,7 @@ from pipelines.collectors.landing_writer import write_atomically
 
 SEARCH_PATH = "/openapi/v1/events/audit/search"
 DAY_MS = 86_400_000
+MAX_WINDOW_RESTARTS = 3  # a server that refuses every scroll position stops the collect instead
 
 
 class CollectError(Exception):
@@ -48,6 +49,10 @@ class CollectError(Exception):
 
 class AccessRefused(CollectError):
     """401/403: retrying cannot help."""
+
+
+class ScrollRejected(CollectError):
+    """A 4xx answer to a scroll continuation: the saved position is no longer valid (expired)."""
 
 
 @dataclass(frozen=True)
@@ -170,7 +175,8 @@ class AuditSearchClient:
                     raise AccessRefused(f"DataHub answered {status} {response.reason}: {hint}")
                 if status != 429 and status < 500:
                     excerpt = response.text[:200].replace("\n", " ")
-                    raise CollectError(f"DataHub answered {status} {response.reason}: {excerpt}")
+                    refused = ScrollRejected if scroll_id else CollectError
+                    raise refused(f"DataHub answered {status} {response.reason}: {excerpt}")
                 last = f"{status} {response.reason}"
                 if status == 429:
                     asked = retry_after_seconds(response.headers.get("Retry-After"), time.time())
@@ -288,10 +294,22 @@ class DataHubAuditCollector:
     def _page_windows(
         self, client: AuditSearchClient, state: CollectorState, summary: CollectSummary
     ) -> None:
+        restarts = 0
         while state.windows:
             window = state.windows[0]
             start, end = window
-            raw = client.search(start, end, state.scroll_id, self._body())
+            try:
+                raw = client.search(start, end, state.scroll_id, self._body())
+            except ScrollRejected as exc:
+                # Page the window again from its start; pages already landed are recognised by
+                # name and not written again, so none lands twice.
+                restarts += 1
+                if restarts > MAX_WINDOW_RESTARTS:
+                    raise
+                self.report(f"scroll of {iso(start)}..{iso(end)} refused ({exc}); paging the window again")
+                state.page, state.scroll_id = 0, None
+                save_state(self.state_file, state)
+                continue
             try:
                 page = json.loads(raw)
             except ValueError:
@@ -309,8 +327,8 @@ class DataHubAuditCollector:
                 summary.splits += 1
                 save_state(self.state_file, state)
                 continue
-            if events:
-                name = page_file_name(state, window, state.page)
+            name = page_file_name(state, window, state.page)
+            if events and not (self.folder / name).exists():
                 write_atomically(self.folder / name, raw)
                 summary.pages += 1
                 summary.events += len(events)

@@ -115,6 +115,17 @@ def test_a_503_and_a_429_part_way_are_retried_honouring_retry_after(tmp_path):
     no_page_served_twice(server)
 
 
+def test_a_refused_scroll_position_pages_the_window_again_without_landing_a_page_twice(tmp_path):
+    with StandInAuditServer(token=TOKEN) as server:
+        events = server.add_events([T0_MS - 2 * 3_600_000 + i * 1_009 for i in range(2_600)])
+        server.faults = {4: (400, None)}  # the fourth page's scrollId has expired
+        made, _, lines = collector(server, tmp_path)
+        summary = made.collect(since=T0 - dt.timedelta(hours=3))
+    assert any("paging the window again" in line for line in lines)
+    assert summary.pages == len(landed_pages(tmp_path)) == 6
+    assert landed_ids(tmp_path) == ids_of(events)
+
+
 def test_a_run_stopped_between_landing_a_page_and_saving_its_state_resumes_without_repeating_it(tmp_path):
     with StandInAuditServer(token=TOKEN) as server:
         events = server.add_events([T0_MS - 2 * 3_600_000 + i * 1_003 for i in range(4_000)])

@@ -276,3 +276,14 @@ def test_sigterm_answers_the_requests_in_flight_once_their_batch_is_landed(tmp_p
     assert (
         "landed openmetadata=0 bodies in 0 files, dataworks=0 bodies in 0 files, datahub_ece=20 bodies" in out
     )
+
+
+def test_a_receiver_setting_out_of_range_is_a_one_line_config_error(tmp_path, capsys):
+    from pipelines.cli import main
+
+    conf = tmp_path / "bad.yaml"
+    conf.write_text("collectors:\n  receiver:\n    max_body_bytes: -1\n")
+    assert main(["receive", "--landing", str(tmp_path), "--conf", str(conf)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "lakehouse receive: config error: collectors.receiver.max_body_bytes must be more than 0, got -1"
+    )
