@@ -11,6 +11,7 @@ from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 
+import aiohttp
 from aiohttp import web
 
 from pipelines.collectors.receiver import ReceiverSettings, build_app
@@ -98,3 +99,18 @@ def running_receiver(landing: Path, secret: str | None = None, **settings):
         loop.call_soon_threadsafe(loop.stop)
         thread.join(30)
         loop.close()
+
+
+async def post_all(url: str, bodies: list[tuple[str, bytes]], concurrency: int, headers=None) -> Counter:
+    """POST each (route, body) with at most `concurrency` in flight; the answers' status counts."""
+    gate = asyncio.Semaphore(concurrency)
+    statuses: Counter = Counter()
+    async with aiohttp.ClientSession(headers=headers) as session:
+
+        async def post(route: str, body: bytes) -> None:
+            async with gate, session.post(url + route, data=body) as response:
+                await response.read()
+                statuses[response.status] += 1
+
+        await asyncio.gather(*(post(route, body) for route, body in bodies))
+    return statuses

@@ -18,10 +18,9 @@ import requests
 
 from pipelines.runner import run_pipeline
 from pipelines.store import open_store
-from tests.collectors.receiver_support import landed_files, running_receiver, sample_events
+from tests.collectors.audit_support import T0, T0_MS, collector
+from tests.collectors.receiver_support import landed_files, post_all, running_receiver, sample_events
 from tests.collectors.stand_in_datahub import StandInAuditServer
-from tests.collectors.test_datahub_audit_collector import T0, T0_MS, collector
-from tests.collectors.test_receiver import _post_all
 from tests.conftest import with_engine
 from tests.helpers import reconciliation
 
@@ -100,7 +99,7 @@ def test_received_events_of_every_form_reconcile_from_landing_to_silver(config, 
     binary = json.loads((FIXTURES / "dataworks_cloudevent_binary.json").read_text())
     with running_receiver(landing) as url:
         statuses = asyncio.run(
-            _post_all(
+            post_all(
                 url,
                 [("/openmetadata", b) for b in om + om[:40] + [webhook_body, b'{"id": "broken",']]
                 + [("/datahub", b) for b in datahub]

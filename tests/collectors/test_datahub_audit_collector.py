@@ -16,11 +16,9 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.collectors.datahub_audit import AuditSettings, CollectError, DataHubAuditCollector
+from tests.collectors.audit_support import T0, T0_MS, TOKEN, collector
 from tests.collectors.stand_in_datahub import DAY_MS, StandInAuditServer
 
-TOKEN = "dh-token-7Qx9-never-in-files"
-T0 = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
-T0_MS = int(T0.timestamp() * 1000)
 MINUTE_MS = 60_000
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
 
@@ -39,24 +37,6 @@ def landed_ids(landing: Path) -> Counter:
 
 def ids_of(events: list[dict]) -> Counter:
     return Counter(e["telemetryTraceId"] for e in events)
-
-
-def collector(server: StandInAuditServer, landing: Path, token: str | None = TOKEN, **settings):
-    options = {"page_size": 500, "settle_seconds": 60, "backoff_seconds": 0.01, **settings}
-    waits: list[float] = []
-    lines: list[str] = []
-    made = DataHubAuditCollector(
-        server=server.url,
-        landing=landing,
-        folder_name="datahub_audit",
-        settings=AuditSettings(**options),
-        token=token,
-        event_types=[],
-        report=lines.append,
-        sleep=waits.append,
-        clock=lambda: T0_MS / 1000,
-    )
-    return made, waits, lines
 
 
 def no_page_served_twice(server: StandInAuditServer) -> None:

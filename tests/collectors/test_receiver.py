@@ -16,7 +16,6 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import aiohttp
 import pytest
 import requests
 
@@ -24,6 +23,7 @@ from tests.collectors.receiver_support import (
     landed_files,
     landed_lines,
     landed_sequence_numbers,
+    post_all,
     running_receiver,
     sample_events,
     unique_bodies,
@@ -34,24 +34,10 @@ SECRET = "s3cret-for-the-receiver"
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
 
 
-async def _post_all(url: str, bodies: list[tuple[str, bytes]], concurrency: int, headers=None) -> Counter:
-    gate = asyncio.Semaphore(concurrency)
-    statuses: Counter = Counter()
-    async with aiohttp.ClientSession(headers=headers) as session:
-
-        async def post(route: str, body: bytes) -> None:
-            async with gate, session.post(url + route, data=body) as response:
-                await response.read()
-                statuses[response.status] += 1
-
-        await asyncio.gather(*(post(route, body) for route, body in bodies))
-    return statuses
-
-
 def test_thousands_of_concurrent_posts_are_each_landed_exactly_once(tmp_path):
     bodies = [(route, body) for route in ROUTES for body in unique_bodies(route, 1_500)]
     with running_receiver(tmp_path) as url:
-        statuses = asyncio.run(_post_all(url, bodies, concurrency=64))
+        statuses = asyncio.run(post_all(url, bodies, concurrency=64))
         health = requests.get(url + "/health", timeout=10).json()
     assert statuses == Counter({202: 4_500})
     for route, folder in ROUTES.items():
@@ -78,7 +64,7 @@ def test_bronze_discovery_never_sees_a_half_written_batch(tmp_path):
     watcher = threading.Thread(target=read_like_bronze)
     with running_receiver(tmp_path, batch_max_bytes=20_000) as url:
         watcher.start()
-        asyncio.run(_post_all(url, bodies, concurrency=16))
+        asyncio.run(post_all(url, bodies, concurrency=16))
         done.set()
         watcher.join()
     assert torn == []
@@ -90,7 +76,7 @@ def test_a_malformed_body_is_landed_on_one_line_after_the_good_ones_for_the_quar
     with running_receiver(tmp_path, batch_max_seconds=0.5) as url:
         good = unique_bodies("/openmetadata", 1)[0]
         statuses = asyncio.run(
-            _post_all(
+            post_all(
                 url, [("/openmetadata", malformed), ("/openmetadata", b"[1, 2"), ("/openmetadata", good)], 3
             )
         )
@@ -104,7 +90,7 @@ def test_a_malformed_body_is_landed_on_one_line_after_the_good_ones_for_the_quar
 
 def test_malformed_bodies_without_a_good_one_get_a_file_each(tmp_path):
     with running_receiver(tmp_path, batch_max_seconds=0.5) as url:
-        statuses = asyncio.run(_post_all(url, [("/datahub", b"not json"), ("/datahub", b"{oops")], 2))
+        statuses = asyncio.run(post_all(url, [("/datahub", b"not json"), ("/datahub", b"{oops")], 2))
     assert statuses == Counter({202: 2})
     assert sorted(p.read_bytes() for p in landed_files(tmp_path, "datahub_ece")) == [
         b"not json\n",
