@@ -249,3 +249,20 @@ def test_every_collects_again_on_each_tick(tmp_path):
         process.communicate(timeout=10)
     assert "events=50" in lines[0] and "events=0" in lines[1]
     assert landed_ids(tmp_path) == Counter({f"trace-{i:07d}": 1 for i in range(50)})
+
+
+def test_since_and_until_bound_what_the_command_collects(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("DATAHUB_TOKEN", TOKEN)
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    now_ms = int(now.timestamp() * 1000)
+    with StandInAuditServer(token=TOKEN) as server:
+        events = server.add_events([now_ms - 5 * 3_600_000 + i * 7_001 for i in range(2_000)])
+        since, until = now - dt.timedelta(hours=4), now - dt.timedelta(hours=2)
+        code = main(
+            ["collect", "datahub-audit", "--server", server.url, "--landing", str(tmp_path)]
+            + ["--since", since.isoformat(), "--until", until.strftime("%Y-%m-%dT%H:%M:%SZ")]
+        )
+    assert code == 0, capsys.readouterr().err
+    inside = [e for e in events if since.timestamp() * 1000 <= e["timestamp"] < until.timestamp() * 1000]
+    assert 0 < len(inside) < len(events)
+    assert landed_ids(tmp_path) == ids_of(inside)
