@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pipelines.collectors.commands import add_commands as add_collector_commands
 from pipelines.config import ENGINES, PROJECT_ROOT, Config, ConfigError, load_config
 from pipelines.generate import add_arguments as generate_arguments
 
@@ -313,6 +314,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     opt.add_argument("--dry-run", action="store_true", help="list the tables that would be compacted")
     opt.set_defaults(func=cmd_optimize)
+
+    add_collector_commands(sub)  # collect, receive
     return parser
 
 

@@ -31,6 +31,7 @@ from silver.common import (
     epoch_unit_text,
     event_epoch_to_timestamp_text,
 )
+from silver.datahub_envelopes import bare_event_text
 
 CATALOG_PATH = defaults.catalog_file("datahub_ece.yaml")
 SOURCE_NAME = "datahub_ece"
@@ -254,7 +255,8 @@ def _key_array(keys: Iterable[str]) -> str:
 
 
 def ece_envelope(bronze: DataFrame) -> DataFrame:
-    """Bronze ECE rows with the common fields parsed (explicit schema, scalars as strings).
+    """Bronze ECE rows with the common fields parsed (explicit schema, scalars as strings), from the
+    bare event of each record, however it was delivered (`silver/datahub_envelopes.py`).
 
     Adds entity_urn, entity_type, category, operation, modifier, actor, impersonator, event_version,
     parameters (map<string,string>), event_time, event_date, event_id, is_action_request and
@@ -263,10 +265,12 @@ def ece_envelope(bronze: DataFrame) -> DataFrame:
     catalog = load_catalog()
     is_corrupt = name("is_corrupt")
     parsed = (
-        bronze.select(
+        bronze.select("*", column(when(f"NOT {is_corrupt}", bare_event_text(name("raw"))), "_bare_event"))
+        .select(
             "*",
             column(
-                when(f"NOT {is_corrupt}", f"from_json({name('raw')}, {literal(_ENVELOPE_SCHEMA)})"), "_record"
+                when(f"NOT {is_corrupt}", f"from_json({name('_bare_event')}, {literal(_ENVELOPE_SCHEMA)})"),
+                "_record",
             ),
         )
         .select("*", column(_nested_as_text(), "_nested"))
@@ -329,7 +333,7 @@ def _nested_as_text() -> str:
     misfit = f"{name('_record', 'parameters')} IS NULL OR {name('_record', 'auditStamp')} IS NULL"
     return when(
         f"NOT {name('is_corrupt')} AND ({misfit})",
-        f"from_json({name('raw')}, {literal(_NESTED_AS_TEXT_SCHEMA)})",
+        f"from_json({name('_bare_event')}, {literal(_NESTED_AS_TEXT_SCHEMA)})",
     )
 
 

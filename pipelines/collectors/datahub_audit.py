@@ -1,0 +1,337 @@
+"""Collect DataHub's audit events into `<landing>/datahub_audit/` through the Audit Events Search API.
+
+`POST {server}/openapi/v1/events/audit/search?startTime=&endTime=&size=[&scrollId=]` with a
+filter body answers pages of `usageEvents`, `nextScrollId` to continue, and a `total` the
+server counts only up to 10,000. The collector walks the time from where it stopped to now
+(less `settle_seconds`, for events still being indexed) as one time window; a window whose
+first page reports the cap is halved before any of its pages is written, and so on, so no
+window holds more than the server can count and a quiet month costs one request. Each non-empty page is landed whole, as the server sent it (bronze reads
+audit search pages), under a name made of the collection, the window and the page number, so
+a page fetched twice would land under one name.
+
+Every request is retried on 429 (waiting `Retry-After`), 5xx and connection errors, with
+exponential backoff bounded by `max_backoff_seconds`, up to `max_attempts`; 401/403 stop at once
+with a one-line reason. The bearer token is read from an environment variable and only ever
+put in the Authorization header: it is in no log line, exception text or file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import fcntl
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+from pipelines.collectors.collector_state import (
+    CollectorState,
+    collection_key,
+    load_state,
+    save_state,
+    state_path,
+)
+from pipelines.collectors.landing_writer import write_atomically
+
+SEARCH_PATH = "/openapi/v1/events/audit/search"
+DAY_MS = 86_400_000
+MAX_WINDOW_RESTARTS = 3  # a server that refuses every scroll position stops the collect instead
+
+
+class CollectError(Exception):
+    """Collection stopped; the message is one line and never holds the token."""
+
+
+class AccessRefused(CollectError):
+    """401/403: retrying cannot help."""
+
+
+class ScrollRejected(CollectError):
+    """A 4xx answer to a scroll continuation: the saved position is no longer valid (expired)."""
+
+
+@dataclass(frozen=True)
+class AuditSettings:
+    """`collectors.datahub_audit` in conf/lakehouse.yaml (see there for meanings)."""
+
+    token_env: str = "DATAHUB_TOKEN"
+    page_size: int = 1000
+    settle_seconds: int = 60
+    total_cap: int = 10_000
+    max_attempts: int = 8
+    backoff_seconds: float = 0.5
+    max_backoff_seconds: float = 60.0
+    timeout_seconds: float = 30.0
+
+    @classmethod
+    def from_section(cls, section: dict) -> AuditSettings:
+        return cls(**{name: section[name] for name in cls.__dataclass_fields__ if name in section})
+
+
+@dataclass
+class CollectSummary:
+    pages: int = 0
+    events: int = 0
+    windows: int = 0
+    splits: int = 0
+    recovered: int = 0
+    collected_until_ms: int | None = None
+
+
+def to_ms(moment: dt.datetime) -> int:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return int(moment.timestamp() * 1000)
+
+
+def iso(ms: int) -> str:
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def parse_moment(text: str) -> dt.datetime:
+    """An ISO date or date-time (UTC when no offset is given), e.g. 2026-11-01 or 2026-11-01T08:00Z."""
+    try:
+        moment = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO date or date-time (e.g. 2026-11-01T08:00:00Z)") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """`Retry-After` as seconds: a number of seconds or an HTTP date; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
+class AuditSearchClient:
+    """One search request at a time, retried as the module docstring says."""
+
+    def __init__(
+        self,
+        server: str,
+        token: str | None,
+        settings: AuditSettings,
+        report: Callable[[str], object],
+        sleep: Callable[[float], object] = time.sleep,
+    ) -> None:
+        self.url = server.rstrip("/") + SEARCH_PATH
+        self.settings = settings
+        self.report = report
+        self.sleep = sleep
+        self.session = requests.Session()
+        self.session.headers["Accept"] = "application/json"
+        if token:
+            self.session.headers["Authorization"] = f"Bearer {token}"
+        self.has_token = bool(token)
+
+    def close(self) -> None:
+        self.session.close()
+
+    def _backoff(self, attempt: int) -> float:
+        base = self.settings.backoff_seconds * (2 ** (attempt - 1))
+        return min(self.settings.max_backoff_seconds, base * (0.5 + random.random() / 2))
+
+    def search(self, start_ms: int, end_ms: int, scroll_id: str | None, body: dict) -> bytes:
+        """The raw response body of one page (JSON), after retries."""
+        params: dict[str, object] = {
+            "startTime": start_ms,
+            "endTime": end_ms,
+            "size": self.settings.page_size,
+        }
+        if scroll_id:
+            params["scrollId"] = scroll_id
+        last = ""
+        for attempt in range(1, self.settings.max_attempts + 1):
+            wait = self._backoff(attempt)
+            try:
+                response = self.session.post(
+                    self.url, params=params, json=body, timeout=self.settings.timeout_seconds
+                )
+            except requests.RequestException as exc:
+                last = f"{type(exc).__name__} reaching {self.url}"
+            else:
+                status = response.status_code
+                if status == 200:
+                    return response.content
+                if status in (401, 403):
+                    hint = (
+                        f"the token in ${self.settings.token_env} was refused"
+                        if self.has_token
+                        else f"${self.settings.token_env} is not set and the server wants a token"
+                    )
+                    raise AccessRefused(f"DataHub answered {status} {response.reason}: {hint}")
+                if status != 429 and status < 500:
+                    excerpt = response.text[:200].replace("\n", " ")
+                    refused = ScrollRejected if scroll_id else CollectError
+                    raise refused(f"DataHub answered {status} {response.reason}: {excerpt}")
+                last = f"{status} {response.reason}"
+                if status == 429:
+                    asked = retry_after_seconds(response.headers.get("Retry-After"), time.time())
+                    if asked is not None:
+                        wait = min(asked, self.settings.max_backoff_seconds)
+            if attempt == self.settings.max_attempts:
+                break
+            self.report(f"retry {attempt}/{self.settings.max_attempts - 1} in {wait:.1f}s after {last}")
+            self.sleep(wait)
+        raise CollectError(f"gave up after {self.settings.max_attempts} attempts, last: {last}")
+
+
+def page_file_name(state: CollectorState, window: list[int], page: int) -> str:
+    start, end = window
+    return f"audit-{state.key}-{start}-{end}-p{page:05d}.json"
+
+
+def _plan(state: CollectorState, start_ms: int, end_ms: int) -> None:
+    state.windows = [[start_ms, end_ms]]
+    state.page = 0
+    state.scroll_id = None
+
+
+def _advance(state: CollectorState, page: dict, summary: CollectSummary) -> None:
+    """After page `state.page` of the first window was landed (or found empty)."""
+    events = page.get("usageEvents") or []
+    next_scroll = page.get("nextScrollId")
+    if events and next_scroll:
+        state.next_page(next_scroll)
+    else:
+        state.finish_window()
+        summary.windows += 1
+
+
+def recover(folder: Path, path: Path, state: CollectorState, summary: CollectSummary) -> None:
+    """Count pages landed by a run killed before it saved the state that counts them."""
+    while state.windows:
+        landed = folder / page_file_name(state, state.windows[0], state.page)
+        if not landed.exists():
+            return
+        _advance(state, json.loads(landed.read_bytes()), summary)
+        summary.recovered += 1
+        save_state(path, state)
+
+
+class DataHubAuditCollector:
+    """`collect()` brings the landing folder up to date with the server, resumably."""
+
+    def __init__(
+        self,
+        server: str,
+        landing: Path,
+        folder_name: str,
+        settings: AuditSettings,
+        token: str | None,
+        event_types: list[str],
+        report: Callable[[str], object],
+        sleep: Callable[[float], object] = time.sleep,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.folder = landing / folder_name
+        self.settings = settings
+        self.event_types = sorted(event_types)
+        self.state_file = state_path(self.folder, server, self.event_types)
+        self.server = server
+        self.token = token
+        self.report = report
+        self.sleep = sleep
+        self.clock = clock
+
+    def _body(self) -> dict:
+        return {"eventTypes": self.event_types, "entityTypes": [], "aspectTypes": [], "actorUrns": []}
+
+    def collect(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> CollectSummary:
+        """Finish the collection in progress, then collect from where the state ends up to `until`
+        (default: now less `settle_seconds`); the first collection starts at `since` (default:
+        one day ago, the API's own default window)."""
+        self.state_file.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.state_file.with_suffix(".lock"), "a") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise CollectError(
+                    f"another collect of this server and filter is running ({lock.name})"
+                ) from None
+            return self._collect(since, until)
+
+    def _collect(self, since: dt.datetime | None, until: dt.datetime | None) -> CollectSummary:
+        summary = CollectSummary()
+        for leftover in self.folder.glob(f"_audit-{collection_key(self.server, self.event_types)}-*.part"):
+            leftover.unlink()  # a killed run's unfinished page: it is fetched again
+        state = load_state(self.state_file, self.server, self.event_types)
+        recover(self.folder, self.state_file, state, summary)
+        now_ms = int(self.clock() * 1000)
+        end_ms = now_ms - self.settings.settle_seconds * 1000
+        if until is not None:
+            end_ms = min(end_ms, to_ms(until))
+        client = AuditSearchClient(self.server, self.token, self.settings, self.report, self.sleep)
+        try:
+            self._page_windows(client, state, summary)
+            start_ms = state.collected_until_ms
+            if start_ms is None:
+                start_ms = to_ms(since) if since is not None else now_ms - DAY_MS
+            elif since is not None and to_ms(since) > start_ms:
+                start_ms = to_ms(since)  # a later --since skips ahead; an earlier one never re-collects
+            if end_ms > start_ms:
+                _plan(state, start_ms, end_ms)
+                save_state(self.state_file, state)
+                self._page_windows(client, state, summary)
+        finally:
+            client.close()
+        summary.collected_until_ms = state.collected_until_ms
+        return summary
+
+    def _page_windows(
+        self, client: AuditSearchClient, state: CollectorState, summary: CollectSummary
+    ) -> None:
+        restarts = 0
+        while state.windows:
+            window = state.windows[0]
+            start, end = window
+            try:
+                raw = client.search(start, end, state.scroll_id, self._body())
+            except ScrollRejected as exc:
+                # Page the window again from its start; pages already landed are recognised by
+                # name and not written again, so none lands twice.
+                restarts += 1
+                if restarts > MAX_WINDOW_RESTARTS:
+                    raise
+                self.report(f"scroll of {iso(start)}..{iso(end)} refused ({exc}); paging the window again")
+                state.page, state.scroll_id = 0, None
+                save_state(self.state_file, state)
+                continue
+            try:
+                page = json.loads(raw)
+            except ValueError:
+                raise CollectError(f"page {state.page} of {iso(start)}..{iso(end)} is not JSON") from None
+            if not isinstance(page, dict):
+                raise CollectError(f"page {state.page} of {iso(start)}..{iso(end)} is not a JSON object")
+            events = page.get("usageEvents") or []
+            total = page.get("total") or 0
+            if state.page == 0 and total >= self.settings.total_cap and end - start > 1:
+                middle = start + (end - start) // 2
+                self.report(
+                    f"window {iso(start)}..{iso(end)} reached the cap of {total}: split at {iso(middle)}"
+                )
+                state.split_window(middle)
+                summary.splits += 1
+                save_state(self.state_file, state)
+                continue
+            name = page_file_name(state, window, state.page)
+            if events and not (self.folder / name).exists():
+                write_atomically(self.folder / name, raw)
+                summary.pages += 1
+                summary.events += len(events)
+                self.report(f"page {state.page} of {iso(start)}..{iso(end)}: {len(events)} events -> {name}")
+            _advance(state, page, summary)
+            save_state(self.state_file, state)

@@ -1,0 +1,182 @@
+"""A stand-in for DataHub's Audit Events Search API (v1), served on real loopback HTTP.
+
+Built from the API's documentation: `POST /openapi/v1/events/audit/search` with query
+parameters `startTime` / `endTime` (ms; -1 or absent: one day ago / now), `size` (default 10),
+`scrollId`, and a JSON filter body (`eventTypes`, `entityTypes`, `aspectTypes`, `actorUrns`:
+OR within a list, AND between lists, empty = all). The answer is `{nextScrollId, count, total,
+usageEvents}` with `total` counted only up to 10,000. A bearer token is required when one is set.
+
+Windows are half-open `[startTime, endTime)`. Scroll ids are stateless (they encode the query
+and the offset), so a client killed mid-scroll can continue with the last id it saved.
+`faults` scripts answers by request number (e.g. `{3: (503, None), 7: (429, "1")}`) to test
+retries; `served` records every page answered, for "no page twice" checks.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+SEARCH_PATH = "/openapi/v1/events/audit/search"
+TOTAL_CAP = 10_000
+DAY_MS = 86_400_000
+EVENT_TYPES = (
+    "EntityEvent",
+    "UpdateAspectEvent",
+    "LogInEvent",
+    "CreateAccessTokenEvent",
+    "DeleteEntityEvent",
+)
+EVENT_SOURCES = ("RESTLI", "OPENAPI", "GRAPHQL", "SSO_SCIM")
+
+
+def audit_event(number: int, timestamp_ms: int) -> dict:
+    """One audit event of the documented shape; `telemetryTraceId` makes it unique."""
+    event_type = EVENT_TYPES[number % len(EVENT_TYPES)]
+    event = {
+        "eventType": event_type,
+        "timestamp": timestamp_ms,
+        "actorUrn": f"urn:li:corpuser:user{number % 7}",
+        "sourceIP": f"10.0.{number % 250}.{number % 199}",
+        "eventSource": EVENT_SOURCES[number % len(EVENT_SOURCES)],
+        "userAgent": "Mozilla/5.0 (stand-in)",
+        "telemetryTraceId": f"trace-{number:07d}",
+    }
+    if event_type == "LogInEvent":
+        event["loginSource"] = "PASSWORD_LOGIN"
+    else:
+        event.update(
+            entityUrn=f"urn:li:dataset:(urn:li:dataPlatform:hive,db.t{number % 50},PROD)",
+            entityType="dataset",
+            aspectName="ownership",
+        )
+    return event
+
+
+class StandInAuditServer:
+    """`with StandInAuditServer(token) as server:` serves on `server.url` in a thread."""
+
+    def __init__(self, token: str | None = None, delay_seconds: float = 0.0) -> None:
+        self.token = token
+        self.delay_seconds = delay_seconds
+        self.events: list[dict] = []
+        self._times: list[int] = []
+        self.faults: dict[int, tuple[int, str | None]] = {}
+        self.requests = 0
+        self.served: list[tuple[int, int, int, int]] = []  # (start, end, offset, count) of each page
+        self.statuses: list[int] = []
+        self.authorizations: list[str | None] = []
+        self.lock = threading.Lock()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def add_events(self, timestamps_ms: list[int]) -> list[dict]:
+        """Index new events at these times; returns them."""
+        with self.lock:
+            start = len(self.events)
+            added = [audit_event(start + i, t) for i, t in enumerate(timestamps_ms)]
+            self.events = sorted(self.events + added, key=lambda e: (e["timestamp"], e["telemetryTraceId"]))
+            self._times = [e["timestamp"] for e in self.events]
+        return added
+
+    def __enter__(self) -> StandInAuditServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def search(self, params: dict, body: dict) -> tuple[int, dict]:
+        now = int(time.time() * 1000)
+        size = int(params.get("size", 10))
+        scroll = params.get("scrollId")
+        if scroll:
+            position = json.loads(base64.urlsafe_b64decode(scroll))
+            start, end, offset = position["start"], position["end"], position["offset"]
+            if position["filter"] != body:
+                return 400, {"error": "scrollId belongs to another filter"}
+        else:
+            start = int(params.get("startTime", -1))
+            end = int(params.get("endTime", -1))
+            start = now - DAY_MS if start < 0 else start
+            end = now if end < 0 else end
+            offset = 0
+        with self.lock:
+            window = self.events[
+                bisect.bisect_left(self._times, start) : bisect.bisect_left(self._times, end)
+            ]
+        matching = [e for e in window if _matches(e, body)]
+        page = matching[offset : offset + size]
+        answer = {"count": len(page), "total": min(len(matching), TOTAL_CAP), "usageEvents": page}
+        if offset + size < len(matching):
+            position = {"start": start, "end": end, "offset": offset + size, "filter": body}
+            answer["nextScrollId"] = base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
+        with self.lock:
+            self.served.append((start, end, offset, len(page)))
+        return 200, answer
+
+    def _handler(self):
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:  # quiet tests
+                pass
+
+            def _answer(self, status: int, body: dict, headers: dict | None = None) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+                with server.lock:
+                    server.statuses.append(status)
+
+            def do_POST(self) -> None:
+                url = urlparse(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                with server.lock:
+                    server.requests += 1
+                    number = server.requests
+                    server.authorizations.append(self.headers.get("Authorization"))
+                if server.delay_seconds:
+                    time.sleep(server.delay_seconds)
+                if url.path != SEARCH_PATH:
+                    return self._answer(404, {"error": "not found"})
+                if server.token and self.headers.get("Authorization") != f"Bearer {server.token}":
+                    return self._answer(401, {"error": "Unauthorized"})
+                fault = server.faults.get(number)
+                if fault:
+                    status, retry_after = fault
+                    return self._answer(
+                        status, {"error": "scripted"}, {"Retry-After": retry_after} if retry_after else None
+                    )
+                params = {k: v[0] for k, v in parse_qs(url.query).items()}
+                body = json.loads(raw or b"{}")
+                status, answer = server.search(params, body)
+                return self._answer(status, answer)
+
+        return Handler
+
+
+def _matches(event: dict, body: dict) -> bool:
+    for field, key in (
+        ("eventTypes", "eventType"),
+        ("entityTypes", "entityType"),
+        ("aspectTypes", "aspectName"),
+        ("actorUrns", "actorUrn"),
+    ):
+        wanted = body.get(field) or []
+        if wanted and event.get(key) not in wanted:
+            return False
+    return True

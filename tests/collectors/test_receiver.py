@@ -1,0 +1,275 @@
+"""`lakehouse receive` on loopback HTTP: every acknowledged body is landed once, durably, whole."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.collectors.receiver_support import (
+    landed_files,
+    landed_lines,
+    landed_sequence_numbers,
+    post_all,
+    running_receiver,
+    sample_events,
+    unique_bodies,
+)
+
+ROUTES = {"/openmetadata": "openmetadata", "/dataworks": "dataworks", "/datahub": "datahub_ece"}
+SECRET = "s3cret-for-the-receiver"
+LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
+
+
+def test_thousands_of_concurrent_posts_are_each_landed_exactly_once(tmp_path):
+    bodies = [(route, body) for route in ROUTES for body in unique_bodies(route, 1_500)]
+    with running_receiver(tmp_path) as url:
+        statuses = asyncio.run(post_all(url, bodies, concurrency=64))
+        health = requests.get(url + "/health", timeout=10).json()
+    assert statuses == Counter({202: 4_500})
+    for route, folder in ROUTES.items():
+        assert landed_sequence_numbers(tmp_path, folder) == Counter(f"{route}-{n}" for n in range(1_500))
+        files = landed_files(tmp_path, folder)
+        assert 1 < len(files) < 1_500  # batched
+        assert health["landed"][folder] == {"bodies": 1_500, "files": len(files)}
+    assert [p.name for p in tmp_path.rglob("_*")] == []
+
+
+def test_bronze_discovery_never_sees_a_half_written_batch(tmp_path):
+    bodies = [("/openmetadata", body) for body in unique_bodies("/openmetadata", 800)]
+    torn: list[str] = []
+    done = threading.Event()
+
+    def read_like_bronze() -> None:
+        while not done.is_set():
+            for path in landed_files(tmp_path, "openmetadata"):
+                data = path.read_bytes()
+                if not data.endswith(b"\n") or any(not json.loads(line) for line in data.splitlines()):
+                    torn.append(path.name)
+            time.sleep(0.001)
+
+    watcher = threading.Thread(target=read_like_bronze)
+    with running_receiver(tmp_path, batch_max_bytes=20_000) as url:
+        watcher.start()
+        asyncio.run(post_all(url, bodies, concurrency=16))
+        done.set()
+        watcher.join()
+    assert torn == []
+    assert sum(landed_sequence_numbers(tmp_path, "openmetadata").values()) == 800
+
+
+def test_a_malformed_body_is_landed_on_one_line_after_the_good_ones_for_the_quarantine(tmp_path):
+    malformed = b'{"eventType": "entityUpdated", "entityType": \n "table", '
+    with running_receiver(tmp_path, batch_max_seconds=0.5) as url:
+        good = unique_bodies("/openmetadata", 1)[0]
+        statuses = asyncio.run(
+            post_all(
+                url, [("/openmetadata", malformed), ("/openmetadata", b"[1, 2"), ("/openmetadata", good)], 3
+            )
+        )
+    assert statuses == Counter({202: 3})
+    contents = sorted(p.read_bytes() for p in landed_files(tmp_path, "openmetadata"))
+    assert len(contents) == 1
+    first, *rest = contents[0].splitlines()
+    assert json.loads(first) == json.loads(good)  # a parseable first line: bronze reads JSON Lines
+    assert sorted(rest) == sorted([b'{"eventType": "entityUpdated", "entityType":   "table",', b"[1, 2"])
+
+
+def test_malformed_bodies_without_a_good_one_get_a_file_each(tmp_path):
+    with running_receiver(tmp_path, batch_max_seconds=0.5) as url:
+        statuses = asyncio.run(post_all(url, [("/datahub", b"not json"), ("/datahub", b"{oops")], 2))
+    assert statuses == Counter({202: 2})
+    assert sorted(p.read_bytes() for p in landed_files(tmp_path, "datahub_ece")) == [
+        b"not json\n",
+        b"{oops\n",
+    ]
+
+
+def test_empty_oversized_and_unknown_requests_get_their_answers_and_land_nothing(tmp_path):
+    with running_receiver(tmp_path, max_body_bytes=10_000) as url:
+        empty = requests.post(url + "/openmetadata", data=b"  \n", timeout=10)
+        oversized = requests.post(url + "/dataworks", data=b"{" + b" " * 20_000 + b"}", timeout=10)
+        wrong_route = requests.post(url + "/elsewhere", data=b"{}", timeout=10)
+        wrong_method = requests.get(url + "/openmetadata", timeout=10)
+    assert (empty.status_code, empty.json()) == (400, {"error": "empty body"})
+    assert oversized.status_code == 413
+    assert wrong_route.status_code == 404 and wrong_method.status_code == 405
+    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+def test_with_a_secret_only_requests_carrying_it_or_a_valid_signature_are_landed(tmp_path):
+    body = unique_bodies("/openmetadata", 1)[0]
+    signature = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+    wrong_signature = hmac.new(b"other", body, hashlib.sha256).hexdigest()
+    with running_receiver(tmp_path, secret=SECRET) as url:
+        answers = {
+            "none": requests.post(url + "/openmetadata", data=body, timeout=10),
+            "wrong bearer": requests.post(
+                url + "/openmetadata", data=body, headers={"Authorization": "Bearer nope"}, timeout=10
+            ),
+            "wrong signature": requests.post(
+                url + "/openmetadata",
+                data=body,
+                headers={"X-OM-Signature": f"sha256={wrong_signature}"},
+                timeout=10,
+            ),
+            "signature elsewhere": requests.post(
+                url + "/datahub", data=body, headers={"X-OM-Signature": signature}, timeout=10
+            ),
+            "bearer": requests.post(
+                url + "/datahub", data=body, headers={"Authorization": f"Bearer {SECRET}"}, timeout=10
+            ),
+            "header": requests.post(
+                url + "/dataworks", data=body, headers={"X-Lakehouse-Secret": SECRET}, timeout=10
+            ),
+            "signature": requests.post(
+                url + "/openmetadata",
+                data=body,
+                headers={"X-OM-Signature": f"sha256={signature}"},
+                timeout=10,
+            ),
+            "bare signature": requests.post(
+                url + "/openmetadata", data=body, headers={"X-OM-Signature": signature}, timeout=10
+            ),
+        }
+    codes = {name: answer.status_code for name, answer in answers.items()}
+    assert codes == {
+        "none": 401,
+        "wrong bearer": 401,
+        "wrong signature": 401,
+        "signature elsewhere": 401,
+        "bearer": 202,
+        "header": 202,
+        "signature": 202,
+        "bare signature": 202,
+    }
+    assert sum(landed_lines(tmp_path, "openmetadata").values()) == 2
+    assert sum(landed_lines(tmp_path, "datahub_ece").values()) == 1
+    assert sum(landed_lines(tmp_path, "dataworks").values()) == 1
+
+
+def test_a_binary_mode_cloudevent_lands_as_its_structured_form(tmp_path):
+    structured = next(
+        e for e in sample_events("dataworks") if "specversion" in e and isinstance(e.get("data"), dict)
+    )
+    attributes = {k: v for k, v in structured.items() if k not in ("data", "datacontenttype")}
+    headers = {f"ce-{name}": str(value) for name, value in attributes.items()}
+    headers["Content-Type"] = structured["datacontenttype"]
+    with running_receiver(tmp_path) as url:
+        binary = requests.post(
+            url + "/dataworks", data=json.dumps(structured["data"]), headers=headers, timeout=10
+        )
+        as_structured = requests.post(
+            url + "/dataworks",
+            data=json.dumps(structured),
+            headers={"Content-Type": "application/cloudevents+json; charset=utf-8"},
+            timeout=10,
+        )
+    assert (binary.status_code, as_structured.status_code) == (202, 202)
+    landed = [json.loads(line) for line in landed_lines(tmp_path, "dataworks").elements()]
+    assert landed == [structured, structured]
+
+
+# -- the receiver as a process ------------------------------------------------------------
+
+
+def _start_receiver(landing: Path, *extra: str, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen(
+        [LAKEHOUSE, "receive", "--landing", str(landing), "--port", "0", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    line = process.stdout.readline()
+    match = re.search(r"receiving on (http://\S+)", line)
+    assert match, line + process.stderr.read()
+    return process, match.group(1)
+
+
+@pytest.mark.slow
+def test_after_a_sigkill_mid_stream_every_acknowledged_event_is_in_landing(tmp_path):
+    process, url = _start_receiver(tmp_path)
+    bodies = unique_bodies("/openmetadata", 20_000)
+    acknowledged: list[str] = []
+    next_body = iter(range(len(bodies)))
+    lock = threading.Lock()
+
+    def sender() -> None:
+        with requests.Session() as session:
+            while True:
+                with lock:
+                    n = next(next_body)
+                try:
+                    answer = session.post(url + "/openmetadata", data=bodies[n], timeout=10)
+                except requests.RequestException:
+                    return
+                if answer.status_code == 202:
+                    with lock:
+                        acknowledged.append(f"/openmetadata-{n}")
+
+    senders = [threading.Thread(target=sender) for _ in range(8)]
+    for thread in senders:
+        thread.start()
+    while len(acknowledged) < 1_500:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    for thread in senders:
+        thread.join(30)
+    process.wait(10)
+    landed = landed_sequence_numbers(tmp_path, "openmetadata")
+    assert set(acknowledged) <= set(landed)
+    assert max(landed.values()) == 1
+
+
+@pytest.mark.slow
+def test_sigterm_answers_the_requests_in_flight_once_their_batch_is_landed(tmp_path):
+    conf = tmp_path / "slow_batches.yaml"
+    conf.write_text("collectors:\n  receiver:\n    batch_max_seconds: 3\n")
+    landing = tmp_path / "landing"
+    process, url = _start_receiver(landing, "--conf", str(conf))
+    bodies = unique_bodies("/datahub", 20)
+    answers: list[int] = []
+
+    def post(body: bytes) -> None:
+        answers.append(requests.post(url + "/datahub", data=body, timeout=30).status_code)
+
+    threads = [threading.Thread(target=post, args=(body,)) for body in bodies]
+    for thread in threads:
+        thread.start()
+    time.sleep(0.5)  # all in flight, their batch still open
+    assert answers == [] and landed_files(landing, "datahub_ece") == []
+    process.send_signal(signal.SIGTERM)
+    for thread in threads:
+        thread.join(30)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert answers == [202] * 20
+    assert landed_sequence_numbers(landing, "datahub_ece") == Counter(f"/datahub-{n}" for n in range(20))
+    assert (
+        "landed openmetadata=0 bodies in 0 files, dataworks=0 bodies in 0 files, datahub_ece=20 bodies" in out
+    )
+
+
+def test_a_receiver_setting_out_of_range_is_a_one_line_config_error(tmp_path, capsys):
+    from pipelines.cli import main
+
+    conf = tmp_path / "bad.yaml"
+    conf.write_text("collectors:\n  receiver:\n    max_body_bytes: -1\n")
+    assert main(["receive", "--landing", str(tmp_path), "--conf", str(conf)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "lakehouse receive: config error: collectors.receiver.max_body_bytes must be more than 0, got -1"
+    )
