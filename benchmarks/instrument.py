@@ -286,8 +286,8 @@ class Instrumentation:
 
     @contextlib.contextmanager
     def active(self) -> Iterator[Instrumentation]:
-        from pipelines import runner
         from pipelines.executors import bronze, silver
+        from pipelines.orchestration import runner
         from pipelines.store import TableStore
 
         patches = [

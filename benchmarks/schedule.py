@@ -46,9 +46,9 @@ def data_files(store) -> int:
 def run_schedule(args: argparse.Namespace, spark=None) -> list[dict]:
     """The runs, each: its number, seconds, files after it and the tables it compacted."""
     from benchmarks.workload import add_increment
-    from pipelines.config import load_config
-    from pipelines.runner import run_pipeline
-    from pipelines.spark import get_spark
+    from pipelines.core.config import load_config
+    from pipelines.orchestration.runner import run_pipeline
+    from pipelines.runtime.spark import get_spark
     from pipelines.store import open_configured_store
 
     config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)

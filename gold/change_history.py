@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from gold import GROUP, empty_frame, string_map
-from pipelines.jobs import GoldJob
+from pipelines.core.table_specs import GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 DATAHUB_PROPOSALS = "silver.datahub_action_requests"
@@ -366,7 +366,7 @@ def _without_ids_of(rows: DataFrame, other: DataFrame) -> DataFrame:
     return rows.join(shared, "change_id", "left_anti")
 
 
-JOB = GoldJob(
+SPEC = GoldTableSpec(
     table="gold.change_history",
     sources=SOURCES,
     relevant=relevant,

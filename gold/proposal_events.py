@@ -32,7 +32,7 @@ from gold.proposals import (
     proposal_group,
     relevant,
 )
-from pipelines.jobs import GoldJob
+from pipelines.core.table_specs import GoldTableSpec
 from silver.common import deterministic_id
 
 CREATED = "CREATED"
@@ -103,7 +103,7 @@ def build(sources: dict[str, DataFrame]) -> DataFrame:
     return build_events(sources[ACTION_REQUESTS], sources.get(DATAHUB_CHANGES))
 
 
-JOB = GoldJob(
+SPEC = GoldTableSpec(
     table="gold.proposal_events",
     sources=SOURCES,
     relevant=relevant,

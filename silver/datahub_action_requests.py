@@ -11,8 +11,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
-from pipelines.sql_text import column, literal, name
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.runtime.sql_expressions import column, literal, name
 from silver.common import lineage
 from silver.datahub_catalog import ece_envelope, ece_errors, load_catalog, typed_parameters
 
@@ -64,7 +64,7 @@ def transform(bronze: DataFrame) -> DataFrame:
     )
 
 
-JOB = SilverJob(
+SPEC = SilverTableSpec(
     table=TABLE,
     source="bronze.datahub_entity_change_events",
     transform=transform,

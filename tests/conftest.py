@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from pipelines.class_archive import ENV as CLASS_ARCHIVE_ENV
-from pipelines.config import Config, load_config
-from pipelines.spark import DeltaJarsUnavailable, get_spark
+from pipelines.core.config import Config, load_config
+from pipelines.runtime.spark import DeltaJarsUnavailable, get_spark
+from pipelines.runtime.tuning.class_archive import ENV as CLASS_ARCHIVE_ENV
 from pipelines.store import open_store
 
 # No JVM class archive in the suite, its `lakehouse` subprocesses included: they would map one a

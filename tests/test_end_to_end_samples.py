@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.config import PROJECT_ROOT
-from pipelines.runner import RunFailed, run_pipeline
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.orchestration.runner import RunFailed, run_pipeline
 from pipelines.store import open_store
 from tests.conftest import skip_without_delta_spark, with_engine
 from tests.helpers import BRONZE_TABLES, assert_reconciles

@@ -31,9 +31,9 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.generate import generate
-from pipelines.runner import run_pipeline
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
+from pipelines.synthetic.generator import generate
 from tests.conftest import skip_without_delta_spark, with_engine
 from tests.helpers import (
     BRONZE_TABLES,

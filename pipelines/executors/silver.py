@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines import faults
-from pipelines.bookkeeping import record_dq
-from pipelines.context import JobResult, RunContext
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
-from pipelines.quality import (
+from pipelines.core.context import RunContext, TaskResult, WarehouseView
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.ops.bookkeeping import record_dq
+from pipelines.quality.suites import (
     FAILED_DROP,
     FAILED_FAIL,
     FAILED_WARN,
@@ -38,7 +37,8 @@ from pipelines.quality import (
     rule_results,
     suites_dir,
 )
-from pipelines.spark import filters_stay_put, small_input_mode
+from pipelines.runtime import faults
+from pipelines.runtime.spark import filters_stay_put, small_input_mode
 
 QUARANTINE = "silver.quarantine"
 WATERMARK = "source_version"
@@ -178,7 +178,7 @@ def _typed(checked: DataFrame, suite: Suite | None) -> DataFrame:
 
 
 def _deduplicate_and_append(
-    job: SilverJob,
+    spec: SilverTableSpec,
     ctx: RunContext,
     checked: DataFrame,
     narrow: DataFrame,
@@ -188,15 +188,15 @@ def _deduplicate_and_append(
 ) -> tuple[int, list[Outcome]]:
     """Append the accepted rows whose key is new (first landed wins); returns (rows written, uniqueness)."""
     store = ctx.store
-    existing = store.read(job.table).select(job.dedup_key) if store.exists(job.table) else None
-    dedup = _dedup(narrow.where(~F.col("_bad")), job.dedup_key, unique_columns, existing)
+    existing = store.read(spec.table).select(spec.dedup_key) if store.exists(spec.table) else None
+    dedup = _dedup(narrow.where(~F.col("_bad")), spec.dedup_key, unique_columns, existing)
     try:
         rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
         accepted = checked.where(~F.col("_bad"))
         store.append(
-            _typed(dedup.apply(accepted, job.dedup_key, rows_out), suite),
-            job.table,
-            partition_by=list(job.partition_by),
+            _typed(dedup.apply(accepted, spec.dedup_key, rows_out), suite),
+            spec.table,
+            partition_by=list(spec.partition_by),
             metadata=commit,
             rows=rows_out,
         )
@@ -205,17 +205,17 @@ def _deduplicate_and_append(
         dedup.unpersist()
 
 
-def _keys_are_new(job: SilverJob, ctx: RunContext, watermark: int | None) -> bool:
+def _keys_are_new(spec: SilverTableSpec, ctx: RunContext, watermark: int | None) -> bool:
     """A `source_unique` table's batch repeats no key it holds while its source only gained rows."""
-    if not job.source_unique:
+    if not spec.source_unique:
         return False
     if watermark is None:
-        return not ctx.store.exists(job.table)
-    return ctx.store.only_appended_since(job.source, watermark)
+        return not ctx.store.exists(spec.table)
+    return ctx.store.only_appended_since(spec.source, watermark)
 
 
 def _append_new_keys(
-    job: SilverJob,
+    spec: SilverTableSpec,
     ctx: RunContext,
     checked: DataFrame,
     suite: Suite | None,
@@ -223,23 +223,24 @@ def _append_new_keys(
     commit: dict,
 ) -> tuple[int, list[Outcome]] | None:
     """Append the accepted rows as they are when their keys are distinct (`_keys_are_new` holds,
-    `measure_batch` counted them): no deduplication job. None when a key repeats after all."""
+    `measure_batch` counted them): no deduplication spec. None when a key repeats after all."""
     if batch.accepted_distinct != batch.accepted:
         return None
     ctx.store.append(
         _typed(checked.where(~F.col("_bad")), suite),
-        job.table,
-        partition_by=list(job.partition_by),
+        spec.table,
+        partition_by=list(spec.partition_by),
         metadata=commit,
         rows=batch.accepted,
     )
     return batch.accepted, batch.accepted_uniqueness
 
 
-def _versions(job: SilverJob, ctx: RunContext) -> tuple[int | None, int | None]:
+def _versions(spec: SilverTableSpec, warehouse: WarehouseView) -> tuple[int | None, int | None]:
     """(the source version the table reflects, the source's version now); None when unknown."""
-    source_version = ctx.store.version(job.source)
-    watermark = ctx.store.last_metadata(job.table, WATERMARK) if ctx.store.exists(job.table) else None
+    store = warehouse.store
+    source_version = store.version(spec.source)
+    watermark = store.last_metadata(spec.table, WATERMARK) if store.exists(spec.table) else None
     return watermark, source_version
 
 
@@ -247,125 +248,127 @@ def _up_to_date(watermark: int | None, source_version: int) -> bool:
     return watermark is not None and watermark >= source_version
 
 
-def pending_rows(job: SilverJob, ctx: RunContext) -> int:
+def pending_rows(spec: SilverTableSpec, warehouse: WarehouseView) -> int:
     """Source rows this task has yet to type (Delta statistics, no Spark job): what the runner
-    weighs a task by (`pipelines.runner`)."""
-    watermark, source_version = _versions(job, ctx)
+    weighs a task by (`pipelines.orchestration.runner`)."""
+    watermark, source_version = _versions(spec, warehouse)
     if source_version is None or _up_to_date(watermark, source_version):
         return 0
-    return ctx.store.count_added_since(job.source, watermark)
+    return warehouse.store.count_added_since(spec.source, watermark)
 
 
-def run(job: SilverJob, ctx: RunContext) -> JobResult:
+def run(spec: SilverTableSpec, ctx: RunContext) -> TaskResult:
     store = ctx.store
-    watermark, source_version = _versions(job, ctx)
+    watermark, source_version = _versions(spec, ctx.warehouse)
     if source_version is None:
-        return JobResult(status="SKIPPED", message=f"{job.source} does not exist yet")
+        return TaskResult(status="SKIPPED", message=f"{spec.source} does not exist yet")
     if _up_to_date(watermark, source_version):
-        return JobResult(status="SKIPPED", message="up to date")
-    source_rows = store.count_added_since(job.source, watermark)
+        return TaskResult(status="SKIPPED", message="up to date")
+    source_rows = store.count_added_since(spec.source, watermark)
     limit = ctx.config.profile.get("small_input_rows")
-    if job.selects is not None:
+    if spec.selects is not None:
         with small_input_mode(ctx.spark, source_rows, limit):
-            values = _new_values(job, ctx, watermark, source_version)
-        if not any(job.selects.accepts(v) for v in values):
-            return _record_empty_batch(job, ctx, watermark, source_version, source_rows)
+            values = _new_values(spec, ctx, watermark, source_version)
+        if not any(spec.selects.accepts(v) for v in values):
+            return _record_empty_batch(spec, ctx, watermark, source_version, source_rows)
     # filters_stay_put: else the write's `_bad` filter would re-type every row (see its docstring).
     with small_input_mode(ctx.spark, source_rows, limit):
         with filters_stay_put(ctx.spark):
-            return _process(job, ctx, watermark, source_version, source_rows)
+            return _process(spec, ctx, watermark, source_version, source_rows)
 
 
-def _new_values(job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int) -> frozenset:
+def _new_values(
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int
+) -> frozenset:
     """Distinct values of the selector's column in the source rows after `watermark`: one small
     job per run and source, shared by the tasks reading the same rows (the DataWorks families)."""
-    key = (job.source, watermark, source_version, job.selects.column)
+    key = (spec.source, watermark, source_version, spec.selects.column)
     if key not in ctx.source_values:
-        rows = ctx.store.read_added_since(job.source, watermark).select(job.selects.column).distinct()
+        rows = ctx.store.read_added_since(spec.source, watermark).select(spec.selects.column).distinct()
         ctx.source_values[key] = frozenset(row[0] for row in rows.collect())
     return ctx.source_values[key]
 
 
-def _suite(job: SilverJob, ctx: RunContext) -> Suite | None:
-    return load_suite(job.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
+def _suite(spec: SilverTableSpec, ctx: RunContext) -> Suite | None:
+    return load_suite(spec.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
 
 
-def _watermark_commit(job: SilverJob, ctx: RunContext, source_version: int) -> dict:
-    return {WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id}
+def _watermark_commit(spec: SilverTableSpec, ctx: RunContext, source_version: int) -> dict:
+    return {WATERMARK: source_version, "source": spec.source, "run_id": ctx.run_id}
 
 
 def _record_empty_batch(
-    job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
-) -> JobResult:
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+) -> TaskResult:
     """What typing a batch without a row of this table records (the watermark commit, DQ rows of
     zero elements), without typing it: for a family with no new events this is most of its run.
     The columns come from the table, or from the transform's plan (never run) when it is new."""
     store = ctx.store
-    if store.exists(job.table):
-        columns = store.read(job.table)
+    if store.exists(spec.table):
+        columns = store.read(spec.table)
     else:
-        columns = job.transform(store.read_added_since(job.source, watermark)).drop(*HELPER_COLUMNS)
-    suite = _suite(job, ctx)
+        columns = spec.transform(store.read_added_since(spec.source, watermark)).drop(*HELPER_COLUMNS)
+    suite = _suite(spec, ctx)
     store.commit_no_rows(
         columns,
-        job.table,
-        partition_by=list(job.partition_by),
-        metadata=_watermark_commit(job, ctx, source_version),
+        spec.table,
+        partition_by=list(spec.partition_by),
+        metadata=_watermark_commit(spec, ctx, source_version),
     )
-    record_dq(ctx, job.table, no_rows_outcomes(suite))
-    return JobResult(source_rows=source_rows, message="no rows for this table")
+    record_dq(ctx, spec.table, no_rows_outcomes(suite))
+    return TaskResult(source_rows=source_rows, message="no rows for this table")
 
 
 def _process(
-    job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
-) -> JobResult:
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+) -> TaskResult:
     """Type, check, quarantine, deduplicate and append the source rows added after `watermark`."""
     store = ctx.store
-    new_rows = store.read_added_since(job.source, watermark)
-    suite = _suite(job, ctx)
-    checked = _checked(flag_rows(job.transform(new_rows), suite), suite)
+    new_rows = store.read_added_since(spec.source, watermark)
+    suite = _suite(spec, ctx)
+    checked = _checked(flag_rows(spec.transform(new_rows), suite), suite)
     try:
         unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
-        narrow = _narrow(checked, suite, job.dedup_key, unique_columns)
+        narrow = _narrow(checked, suite, spec.dedup_key, unique_columns)
         batch = None
-        if _keys_are_new(job, ctx, watermark):
-            batch = measure_batch(narrow, suite, "_bad", job.dedup_key)
+        if _keys_are_new(spec, ctx, watermark):
+            batch = measure_batch(narrow, suite, "_bad", spec.dedup_key)
             rows_in, outcomes, quarantined = batch.rows, batch.outcomes, batch.rejected
         else:
             rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
         fatal = breaches(outcomes)
         if fatal and ctx.config.section("quality")["fail_on_breach"]:
-            record_dq(ctx, job.table, outcomes)
+            record_dq(ctx, spec.table, outcomes)
             first = fatal[0]
             raise QualityGateError(
-                f"{job.table}: fail-severity expectation '{first.expectation.name}' failed for "
+                f"{spec.table}: fail-severity expectation '{first.expectation.name}' failed for "
                 f"{first.unexpected_count} of {first.element_count} rows (e.g. {', '.join(first.examples) or '-'})"
             )
         rejected = narrow.where(F.col("_bad"))
         if quarantined:
             store.merge(
-                quarantine_rows(rejected, job.table, ctx),
+                quarantine_rows(rejected, spec.table, ctx),
                 QUARANTINE,
                 keys=["quarantine_id"],
                 rows=quarantined,
             )
-        faults.checkpoint("silver_after_quarantine", job.table)
+        faults.checkpoint("silver_after_quarantine", spec.table)
 
-        commit = _watermark_commit(job, ctx, source_version)
+        commit = _watermark_commit(spec, ctx, source_version)
         if rows_in == quarantined:  # nothing to write (common for small batches): no dedup, no Spark write
             rows_out, uniqueness = 0, no_rows_uniqueness(suite)
             store.commit_no_rows(
-                _typed(checked, suite), job.table, partition_by=list(job.partition_by), metadata=commit
+                _typed(checked, suite), spec.table, partition_by=list(spec.partition_by), metadata=commit
             )
         else:
-            appended = _append_new_keys(job, ctx, checked, suite, batch, commit) if batch else None
+            appended = _append_new_keys(spec, ctx, checked, suite, batch, commit) if batch else None
             rows_out, uniqueness = appended or _deduplicate_and_append(
-                job, ctx, checked, narrow, unique_columns, suite, commit
+                spec, ctx, checked, narrow, unique_columns, suite, commit
             )
-        record_dq(ctx, job.table, outcomes + uniqueness)
+        record_dq(ctx, spec.table, outcomes + uniqueness)
     finally:
         checked.unpersist()
-    return JobResult(
+    return TaskResult(
         source_rows=source_rows,
         rows_in=rows_in,
         rows_out=rows_out,

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
-from pipelines import faults
+from pipelines.runtime import faults
 from pipelines.store.arrow_rows import (
     copy_rows_except,
     holds_any,

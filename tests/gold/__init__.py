@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, TimestampType
 
-from pipelines.jobs import GoldJob
+from pipelines.core.table_specs import GoldTableSpec
 
 DAY = "2026-01-01"
 
@@ -107,76 +107,82 @@ def rows(df: DataFrame, *columns: str) -> list[tuple]:
     return sorted(out, key=lambda r: tuple("" if v is None else str(v) for v in r))
 
 
-def build_all(job: GoldJob, batch: dict[str, DataFrame]) -> DataFrame:
+def build_all(spec: GoldTableSpec, batch: dict[str, DataFrame]) -> DataFrame:
     """A full build: `build` over the relevant rows of every source."""
-    return job.build({name: job.relevant(name, rows) for name, rows in batch.items()})
+    return spec.build({name: spec.relevant(name, rows) for name, rows in batch.items()})
 
 
-def touched_groups(job: GoldJob, batch: dict[str, DataFrame]) -> DataFrame:
+def touched_groups(spec: GoldTableSpec, batch: dict[str, DataFrame]) -> DataFrame:
     """The distinct `_group` values the batch's relevant rows touch."""
-    groups = [job.relevant(name, rows_).select("_group") for name, rows_ in batch.items()]
+    groups = [spec.relevant(name, rows_).select("_group") for name, rows_ in batch.items()]
     return reduce(DataFrame.unionByName, groups).distinct()
 
 
-def build_incrementally(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
+def build_incrementally(
+    spec: GoldTableSpec, first: dict[str, DataFrame], second: dict[str, DataFrame]
+) -> DataFrame:
     """What the runner does: build the first batch, then rebuild only the groups the second batch
     touches (and the groups `expand_groups` links to them; `expand_group_values` must find the
     same) from all rows, and replace those groups in the first result."""
-    result = build_all(job, first)
-    touched = touched_groups(job, second)
-    everything = {name: job.relevant(name, first[name].unionByName(second[name])) for name in second}
-    if job.expand_groups is not None:
-        expanded = job.expand_groups(touched, everything).distinct()
-        if job.expand_group_values is not None:  # the runner's path for collected groups: the same
+    result = build_all(spec, first)
+    touched = touched_groups(spec, second)
+    everything = {name: spec.relevant(name, first[name].unionByName(second[name])) for name in second}
+    if spec.expand_groups is not None:
+        expanded = spec.expand_groups(touched, everything).distinct()
+        if spec.expand_group_values is not None:  # the runner's path for collected groups: the same
             values = sorted(row[0] for row in touched.collect())
-            assert job.expand_group_values(values, everything) == {row[0] for row in expanded.collect()}
+            assert spec.expand_group_values(values, everything) == {row[0] for row in expanded.collect()}
         touched = expanded
     history = {name: rows_.join(touched, "_group", "left_semi") for name, rows_ in everything.items()}
-    kept = result.join(touched.withColumnRenamed("_group", job.group_key), job.group_key, "left_anti")
-    return kept.select(*result.columns).unionByName(job.build(history))
+    kept = result.join(touched.withColumnRenamed("_group", spec.group_key), spec.group_key, "left_anti")
+    return kept.select(*result.columns).unionByName(spec.build(history))
 
 
 def assert_incremental_equals_full(
-    job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]
+    spec: GoldTableSpec, first: dict[str, DataFrame], second: dict[str, DataFrame]
 ) -> None:
-    """The GoldJob contract: group-wise recompute of a second batch == a full rebuild."""
-    full = build_all(job, {name: first[name].unionByName(second[name]) for name in second})
-    incremental = build_incrementally(job, first, second)
+    """The GoldTableSpec contract: group-wise recompute of a second batch == a full rebuild."""
+    full = build_all(spec, {name: first[name].unionByName(second[name]) for name in second})
+    incremental = build_incrementally(spec, first, second)
     columns = full.columns
     assert incremental.columns == columns
     assert rows(incremental, *columns) == rows(full, *columns)
-    keys = list(job.row_key)
+    keys = list(spec.row_key)
     assert full.count() == full.select(*keys).distinct().count(), "row_key is not unique"
-    assert full.filter(F.col(job.group_key).isNull()).count() == 0, "a row without group"
+    assert full.filter(F.col(spec.group_key).isNull()).count() == 0, "a row without group"
 
 
-def build_extended(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
+def build_extended(
+    spec: GoldTableSpec, first: dict[str, DataFrame], second: dict[str, DataFrame]
+) -> DataFrame:
     """What the runner does for an `extend` job when every event of `second` comes after every
     event of `first`: build the first batch, then extend the touched groups' rows with the
     second batch's rows alone (no history), and replace those groups."""
-    result = build_all(job, first)
-    touched = touched_groups(job, second)
-    later = {name: job.relevant(name, rows_) for name, rows_ in second.items()}  # all in touched groups
-    groups = touched.withColumnRenamed("_group", job.group_key)
-    current = result.join(groups, job.group_key, "left_semi")
-    kept = result.join(groups, job.group_key, "left_anti")
-    return kept.unionByName(job.extend(current, later).select(*result.columns))
+    result = build_all(spec, first)
+    touched = touched_groups(spec, second)
+    later = {name: spec.relevant(name, rows_) for name, rows_ in second.items()}  # all in touched groups
+    groups = touched.withColumnRenamed("_group", spec.group_key)
+    current = result.join(groups, spec.group_key, "left_semi")
+    kept = result.join(groups, spec.group_key, "left_anti")
+    return kept.unionByName(spec.extend(current, later).select(*result.columns))
 
 
 def assert_extended_equals_full(
-    job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]
+    spec: GoldTableSpec, first: dict[str, DataFrame], second: dict[str, DataFrame]
 ) -> None:
     """The `extend` contract: the first batch's rows extended by a later second batch == a full rebuild."""
-    full = build_all(job, {name: first[name].unionByName(second[name]) for name in second})
-    extended = build_extended(job, first, second)
+    full = build_all(spec, {name: first[name].unionByName(second[name]) for name in second})
+    extended = build_extended(spec, first, second)
     assert rows(extended, *full.columns) == rows(full, *full.columns)
 
 
-def build_accumulated(job: GoldJob, first: dict[str, DataFrame], second: dict[str, DataFrame]) -> DataFrame:
-    """What the runner does for an `accumulate` job: build the first batch, then combine the rows
+def build_accumulated(
+    spec: GoldTableSpec, first: dict[str, DataFrame], second: dict[str, DataFrame]
+) -> DataFrame:
+    """What the runner does for an `accumulate` spec: build the first batch, then combine the rows
     of the groups the second batch touches with `build` of the second batch alone (no history)."""
-    result = build_all(job, first)
-    touched = touched_groups(job, second).withColumnRenamed("_group", job.group_key)
-    current = result.join(touched, job.group_key, "left_semi")
-    kept = result.join(touched, job.group_key, "left_anti")
-    return kept.unionByName(job.accumulate(current, build_all(job, second)).select(*result.columns))
+    result = build_all(spec, first)
+    touched = touched_groups(spec, second).withColumnRenamed("_group", spec.group_key)
+    current = result.join(touched, spec.group_key, "left_semi")
+    kept = result.join(touched, spec.group_key, "left_anti")
+    return kept.unionByName(spec.accumulate(current, build_all(spec, second)).select(*result.columns))

@@ -11,9 +11,9 @@ import json
 
 import pytest
 
-from pipelines.cli import main
-from pipelines.config import load_config
-from pipelines.runner import run_pipeline
+from pipelines.cli.commands import main
+from pipelines.core.config import load_config
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
 
 BRONZE = "bronze.datahub_audit_events"

@@ -10,7 +10,7 @@ import sys
 import pyspark
 import pytest
 
-from pipelines.spark import delta_package, engine_for_new_session
+from pipelines.runtime.spark import delta_package, engine_for_new_session
 from tests.conftest import with_engine
 
 # Spark's resolver with one repository that answers nothing and an empty cache: a machine
@@ -56,7 +56,7 @@ def _run(tmp_path, conf: str) -> subprocess.CompletedProcess:
     landing.mkdir(parents=True)
     (landing / "a.jsonl").write_text('{"eventType": "SearchEvent", "timestamp": 1767268800000}\n')
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "run", "--conf", conf, "--layers", "bronze"]
+        [sys.executable, "-m", "pipelines.cli.commands", "run", "--conf", conf, "--layers", "bronze"]
         + ["--landing", str(tmp_path / "landing"), "--warehouse", str(tmp_path / "warehouse")],
         capture_output=True,
         text=True,

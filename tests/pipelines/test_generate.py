@@ -12,7 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import generate as gen
+from pipelines.synthetic import common
+from pipelines.synthetic import generator as gen
+from pipelines.synthetic.arguments import add_arguments
+from pipelines.synthetic.common import END_MS, OWNER_TYPES, START_MS, split_events
+from pipelines.synthetic.datahub import AUDIT_TYPES
 from tests.reference_model import (
     expected_current_owners,
     expected_current_tags,
@@ -101,8 +105,8 @@ def test_files_of_every_kind_are_written(landing):
 
 
 def test_files_are_bounded_gzipped_and_paged(tmp_path, monkeypatch):
-    monkeypatch.setattr(gen, "RECORDS_PER_FILE", 300)
-    monkeypatch.setattr(gen, "AUDIT_PAGE_SIZE", 100)
+    monkeypatch.setattr(common, "RECORDS_PER_FILE", 300)
+    monkeypatch.setattr(common, "AUDIT_PAGE_SIZE", 100)
     counts = gen.generate(tmp_path, 3000, seed=1)
     ece = tmp_path / "datahub_ece"
     assert list(ece.glob("part-*.jsonl.gz"))
@@ -176,7 +180,7 @@ def test_ece_story_has_every_feature(landing):
     ]:
         assert categories[needed] > 0, needed
     owners = [e for e in events if e["category"] in ("OWNER", "OWNERSHIP")]
-    assert all(e["parameters"]["ownerType"] in gen.OWNER_TYPES for e in owners)
+    assert all(e["parameters"]["ownerType"] in OWNER_TYPES for e in owners)
     field_tags = [e for e in events if e["category"] == "TAG" and e["entityType"] == "schemaField"]
     assert field_tags
     for event in field_tags:
@@ -242,12 +246,12 @@ def test_event_times_stay_in_2024_and_2025(landing):
         for r in _records(out / s)
         if isinstance(r, dict)
     ]
-    assert gen.START_MS <= min(times) and max(times) <= gen.END_MS
+    assert START_MS <= min(times) and max(times) <= END_MS
 
 
 def test_main_prints_counts(tmp_path, capsys):
     parser = argparse.ArgumentParser()
-    gen.add_arguments(parser)
+    add_arguments(parser)
     args = parser.parse_args(["--out", str(tmp_path), "--events", "200", "--seed", "3"])
     assert gen.main(args) == 0
     assert "datahub_ece: 110 records" in capsys.readouterr().out
@@ -255,7 +259,7 @@ def test_main_prints_counts(tmp_path, capsys):
 
 def test_a_later_window_makes_the_next_batch_of_a_feed(tmp_path):
     parser = argparse.ArgumentParser()
-    gen.add_arguments(parser)
+    add_arguments(parser)
     args = parser.parse_args(
         ["--out", str(tmp_path), "--events", "2000", "--start", "2026-01-01", "--end", "2026-01-08T00:00"]
     )
@@ -272,7 +276,7 @@ def test_a_later_window_makes_the_next_batch_of_a_feed(tmp_path):
 
 
 def test_one_million_split_is_exact():
-    counts = gen.split_events(1_000_003)
+    counts = split_events(1_000_003)
     assert sum(counts.values()) == 1_000_003 and counts["datahub_audit"] == 150_000
 
 
@@ -348,7 +352,7 @@ def test_sample_dataworks_ids_are_unmasked_except_the_deliberate_one():
 
 def test_samples_cover_every_audit_event_type():
     types = {r["eventType"] for r in _records(SAMPLES / "landing" / "datahub_audit") if isinstance(r, dict)}
-    assert types == {t for t, _ in gen.AUDIT_TYPES}
+    assert types == {t for t, _ in AUDIT_TYPES}
 
 
 # reference model ------------------------------------------------------------------------

@@ -16,12 +16,12 @@ import threading
 
 import pytest
 
-from pipelines import runner
-from pipelines.config import ConfigError, load_config
-from pipelines.context import RunContext
+from pipelines.core.config import ConfigError, load_config
+from pipelines.core.context import RunContext
+from pipelines.core.graph import Task
 from pipelines.executors import silver as silver_executor
-from pipelines.graph import Task
-from pipelines.runner import RunSummary, _run_graph
+from pipelines.orchestration import runner
+from pipelines.orchestration.runner import RunSummary, _run_graph
 from tests.pipelines import toy_graph
 
 TOYS = "tests.pipelines.toy_graph"
@@ -174,12 +174,12 @@ def test_auto_runs_every_task_alone_without_a_small_input_limit(spark, store, ru
 
 def test_a_silver_task_weighs_the_source_rows_it_has_yet_to_type(spark, store, config):
     ctx = RunContext(spark, store, config, "toy-run", T0)
-    job = importlib.import_module(f"{TOYS}.plain").JOB
+    spec = importlib.import_module(f"{TOYS}.plain").SPEC
     _land(spark, store, "plain", rows_each=4)
-    assert silver_executor.pending_rows(job, ctx) == 4
+    assert silver_executor.pending_rows(spec, ctx) == 4
 
-    silver_executor.run(job, ctx)
-    assert silver_executor.pending_rows(job, ctx) == 0
+    silver_executor.run(spec, ctx)
+    assert silver_executor.pending_rows(spec, ctx) == 0
 
 
 @pytest.mark.parametrize("value", [0, -1, True, 1.5, "many"])

@@ -14,8 +14,8 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.config import PROJECT_ROOT
-from pipelines.faults import ENV as FAULT_ENV
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.runtime.faults import ENV as FAULT_ENV
 from pipelines.store import TableStore
 
 # Columns a run stamps: two runs over the same data differ only in these.
@@ -61,7 +61,7 @@ def lakehouse(
     if fault:
         env[FAULT_ENV] = fault
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args],
+        [sys.executable, "-m", "pipelines.cli.commands", *args],
         cwd=PROJECT_ROOT,
         env=env,
         capture_output=True,

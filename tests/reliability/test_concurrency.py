@@ -19,10 +19,10 @@ from collections.abc import Callable
 
 import pytest
 
-from pipelines import cli
-from pipelines.config import PROJECT_ROOT
-from pipelines.lock import warehouse_lock
-from pipelines.runner import run_pipeline
+from pipelines.cli.commands import main as cli
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.orchestration.lock import warehouse_lock
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import ConcurrentWriteError, TableStore, open_store
 from tests.reliability import SAMPLES, SOURCES, snapshot
 
@@ -37,7 +37,7 @@ def test_second_run_on_a_busy_warehouse_is_sent_away(config, spark, store, tmp_p
     shutil.copytree(SAMPLES / "datahub_ece" / "2022-04-14", landing / "datahub_ece" / "2022-04-14")
     layers = ("bronze", "silver")  # the lock is taken before any task: gold would only add minutes
     args = ["run", "--landing", str(landing), "--warehouse", str(warehouse), "--layers", ",".join(layers)]
-    command = [sys.executable, "-m", "pipelines.cli", *args]
+    command = [sys.executable, "-m", "pipelines.cli.commands", *args]
     runs = [
         subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for _ in range(2)

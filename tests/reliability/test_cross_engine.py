@@ -21,8 +21,8 @@ import pytest
 from deltalake import DeltaTable as RsTable
 from pyspark.sql import functions as F
 
-from pipelines import ingestion_log
-from pipelines.runner import run_pipeline
+from pipelines.landing.discovery import ingestion_log
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import TableStore, open_store
 from tests.conftest import skip_without_delta_spark, with_engine
 from tests.helpers import table_differences

@@ -334,8 +334,8 @@ def test_every_bronze_row_lands_in_exactly_one_table(spark):
 
 
 def test_job_spec():
-    job = datahub_entity_changes.JOB
-    assert (job.table, job.source, job.reconciles) == (
+    spec = datahub_entity_changes.SPEC
+    assert (spec.table, spec.source, spec.reconciles) == (
         "silver.datahub_entity_changes",
         "bronze.datahub_entity_change_events",
         "datahub_ece",

@@ -13,7 +13,7 @@ import json
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines import quality
+from pipelines.quality import suites as quality
 from silver import dataworks_catalog as catalog
 from silver.dataworks_families import Family, family_transform
 
@@ -502,7 +502,7 @@ def events(spark, samples: dict[str, dict]):
 
 def run(frame, table: str) -> list[dict]:
     mod = importlib.import_module(table)
-    return [row.asDict(recursive=True) for row in mod.JOB.transform(frame).collect()]
+    return [row.asDict(recursive=True) for row in mod.SPEC.transform(frame).collect()]
 
 
 @pytest.fixture(scope="module")
@@ -513,7 +513,7 @@ def sample_rows(spark):
 
     def rows(table: str) -> list[dict]:
         if table not in built:
-            output = importlib.import_module(table).JOB.transform(frame)
+            output = importlib.import_module(table).SPEC.transform(frame)
             flagged = quality.flag_rows(output, quality.load_suite(table))
             built[table] = [row.asDict(recursive=True) for row in flagged.collect()]
         return built[table]
@@ -533,8 +533,8 @@ def utc(*parts: int) -> dt.datetime:
 
 def test_every_family_table_has_a_module_with_its_job():
     for table in catalog.FAMILY_TABLES:
-        job = importlib.import_module(table).JOB
-        assert (job.table, job.source, job.reconciles) == (table, "silver.dataworks_events", None)
+        spec = importlib.import_module(table).SPEC
+        assert (spec.table, spec.source, spec.reconciles) == (table, "silver.dataworks_events", None)
         assert isinstance(importlib.import_module(table).FAMILY, Family)
 
 
@@ -588,7 +588,7 @@ def test_di_job_starts_one_row_per_mapping(sample_rows):
         "xb_test_135",
     ]
     assert v1[0]["entity_key"] == "dataworks:di_job:5280"
-    per_job = {job: sum(r["di_job_id"] == job for r in batch) for job in (5777, 5679)}
+    per_job = {spec: sum(r["di_job_id"] == spec for r in batch) for spec in (5777, 5679)}
     assert per_job == {5777: 3, 5679: 4}
     assert {r["di_job_name"] for r in batch if r["di_job_id"] == 5777} == {
         "sync_mysql_to_holo_20240911_170801"
@@ -836,9 +836,9 @@ def test_each_family_selects_exactly_the_event_codes_its_transform_keeps(spark):
     frame = events(spark, {f"code-{i}": {"eventCode": code} for i, code in enumerate(codes)}).cache()
     try:
         for table in catalog.FAMILY_TABLES:
-            job = importlib.import_module(table).JOB
-            kept = {row.event_code for row in job.transform(frame).select("event_code").distinct().collect()}
-            selected = {code for code in codes if job.selects.accepts(code)}
+            spec = importlib.import_module(table).SPEC
+            kept = {row.event_code for row in spec.transform(frame).select("event_code").distinct().collect()}
+            selected = {code for code in codes if spec.selects.accepts(code)}
             assert kept == selected, table
             assert selected, f"{table} selects no event code"
     finally:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pipelines.jobs import ERRORS_COLUMN
+from pipelines.core.table_specs import ERRORS_COLUMN
 from silver import openmetadata_change_events, openmetadata_field_changes
 from tests.helpers import bronze_frame
 

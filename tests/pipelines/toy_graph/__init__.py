@@ -1,4 +1,4 @@
-"""A toy job graph for the runner's scheduling tests: silver jobs over `bronze.toy_<name>`.
+"""A toy task graph for the runner's scheduling tests: silver jobs over `bronze.toy_<name>`.
 
 `meet` makes a transform wait until the other task at the rendezvous arrives too, so a
 test can tell tasks ran at the same time (one by one, the first would wait in vain).
@@ -11,7 +11,7 @@ import threading
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
 
 RENDEZVOUS = {"barrier": threading.Barrier(2, timeout=60)}
 SESSIONS: list[str] = []  # the Spark session id each meeting transform's input belongs to
@@ -36,5 +36,5 @@ def typed(bronze: DataFrame) -> DataFrame:
     )
 
 
-def job(name: str, transform) -> SilverJob:
-    return SilverJob(table=f"silver.toy_{name}", source=f"bronze.toy_{name}", transform=transform)
+def spec(name: str, transform) -> SilverTableSpec:
+    return SilverTableSpec(table=f"silver.toy_{name}", source=f"bronze.toy_{name}", transform=transform)

@@ -1,4 +1,4 @@
-from tests.pipelines.toy_graph import job, meet
+from tests.pipelines.toy_graph import meet, spec
 
 
 def _transform(bronze):
@@ -6,4 +6,4 @@ def _transform(bronze):
     raise RuntimeError("toy failure after the rendezvous")
 
 
-JOB = job("meets_then_fails", _transform)
+SPEC = spec("meets_then_fails", _transform)

@@ -1,4 +1,4 @@
-from tests.pipelines.toy_graph import job, meet, typed
+from tests.pipelines.toy_graph import meet, spec, typed
 
 
 def _transform(bronze):
@@ -6,4 +6,4 @@ def _transform(bronze):
     return typed(bronze)
 
 
-JOB = job("meets_then_succeeds", _transform)
+SPEC = spec("meets_then_succeeds", _transform)

@@ -1,3 +1,3 @@
-from tests.pipelines.toy_graph import job, typed
+from tests.pipelines.toy_graph import spec, typed
 
-JOB = job("plain", typed)
+SPEC = spec("plain", typed)

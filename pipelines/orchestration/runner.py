@@ -1,6 +1,6 @@
-"""Run the job graph in dependency order under the warehouse lock, with bookkeeping.
+"""Run the task graph in dependency order under the warehouse lock, with bookkeeping.
 
-Each task's module declares a `JOB`; the executor for its kind does the I/O.
+Each task's module declares a `SPEC`; the executor for its kind does the I/O.
 A failure (a `fail` expectation, unreadable input) stops the run: later tasks
 would build on incomplete data. Every task leaves a row in `ops.runs`.
 
@@ -17,7 +17,7 @@ turns in the table store. `run.parallel_tasks` says how many:
   its seconds are the driver's (plans, commits); a large one keeps every core busy,
   and two of those at once made a 1M-event full run slower.
 - a number N: up to N tasks at once, whatever their size (for machines with cores to spare).
-- 1: one by one on the calling thread, in the order of `JobGraph.ordered`.
+- 1: one by one on the calling thread, in the order of `TaskGraph.ordered`.
 """
 
 from __future__ import annotations
@@ -32,21 +32,21 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
-from pipelines.bookkeeping import DQ_RESULTS, RUNS, record_run, wait_for_documents
-from pipelines.compaction import TableCompaction, compact_after_run
-from pipelines.config import Config
-from pipelines.context import JobResult, RunContext
+from pipelines.core.config import Config
+from pipelines.core.context import RunContext, TaskResult
+from pipelines.core.graph import Task, TaskGraph, load_graph
+from pipelines.core.table_specs import BronzeTableSpec, GoldTableSpec, SilverTableSpec
 from pipelines.executors import bronze, gold, silver
-from pipelines.graph import JobGraph, Task, load_graph
-from pipelines.ingestion_log import TABLE as INGESTION_LOG
-from pipelines.jit import compiles_with_c1_only
-from pipelines.jobs import BronzeJob, GoldJob, SilverJob
-from pipelines.lock import warehouse_lock
-from pipelines.spark import get_spark, task_session
+from pipelines.landing.ingestion_log import TABLE as INGESTION_LOG
+from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS, record_run, wait_for_documents
+from pipelines.ops.compaction import TableCompaction, compact_after_run
+from pipelines.orchestration.lock import warehouse_lock
+from pipelines.orchestration.weighing import task_rows
+from pipelines.runtime.spark import get_spark, task_session
+from pipelines.runtime.tuning.jit import compiles_with_c1_only
 from pipelines.store import open_configured_store
 
-EXECUTORS = {BronzeJob: bronze.run, SilverJob: silver.run, GoldJob: gold.run}
-PENDING_ROWS = {BronzeJob: bronze.pending_rows, SilverJob: silver.pending_rows, GoldJob: gold.pending_rows}
+EXECUTORS = {BronzeTableSpec: bronze.run, SilverTableSpec: silver.run, GoldTableSpec: gold.run}
 AUTO = "auto"
 LAYERS = ("bronze", "silver", "gold")
 SHARED_TABLES = (RUNS, DQ_RESULTS, INGESTION_LOG, silver.QUARANTINE)  # written by many tasks of a run
@@ -59,7 +59,7 @@ class RunFailed(RuntimeError):
 @dataclass
 class RunSummary:
     run_id: str
-    results: dict[str, JobResult] = field(default_factory=dict)
+    results: dict[str, TaskResult] = field(default_factory=dict)
     seconds: float = 0.0
     compactions: list[TableCompaction] = field(default_factory=list)
 
@@ -76,7 +76,7 @@ def new_run_id() -> str:
 def run_pipeline(
     config: Config,
     layers: tuple[str, ...] = LAYERS,
-    graph: JobGraph | None = None,
+    graph: TaskGraph | None = None,
     log_format: str = "text",
     spark=None,
     lock: bool = True,
@@ -126,7 +126,7 @@ def run_pipeline(
 
 
 def _jit(config: Config, spark) -> str | None:
-    """For the run line: c1 when the session's local JVM compiles with C1 only (`pipelines.jit`)."""
+    """For the run line: c1 when the session's local JVM compiles with C1 only (`pipelines.runtime.tuning.jit`)."""
     if config.profile.get("use_existing_session"):
         return None  # a cluster's session, perhaps without a JVM in reach
     return "c1" if compiles_with_c1_only(spark) else None
@@ -137,7 +137,7 @@ def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSumm
     ran = [t for t in tasks if t.key in summary.results and summary.results[t.key].status != "SKIPPED"]
     if not ran:
         return []
-    written = [*(t.job(ctx.config).table for t in ran), *SHARED_TABLES]
+    written = [*(t.spec(ctx.config).table for t in ran), *SHARED_TABLES]
     try:
         return compact_after_run(ctx.store, ctx.config, written, ctx.log)
     except Exception as exc:  # the run's data is committed; a compaction left its table as it was
@@ -163,9 +163,9 @@ def _admission(ctx: RunContext, parallel: int | str) -> tuple[int, Admission | N
 
     def is_small(task: Task) -> bool:  # weighed once, when it is ready (its inputs are final)
         if task.key not in small:
-            job = task.job(ctx.config)
+            spec = task.spec(ctx.config)
             try:
-                small[task.key] = PENDING_ROWS[type(job)](job, ctx) < limit
+                small[task.key] = task_rows(spec, ctx.warehouse) < limit
             except Exception:  # weighed as large: it runs alone and reports its own failure
                 small[task.key] = False
         return small[task.key]
@@ -185,7 +185,7 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
     width, may_start = _admission(ctx, parallel)
     if may_start is None:
         for task in tasks:
-            summary.results[task.key] = _run_task(ctx, task.key, task.job(ctx.config))
+            summary.results[task.key] = _run_task(ctx, task.key, task.spec(ctx.config))
             if summary.results[task.key].status == "FAILED":
                 return task.key
         return None
@@ -193,7 +193,7 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
     waiting, running, succeeded = list(tasks), {}, set()
     failed: str | None = None
 
-    def settle(task: Task, result: JobResult) -> None:
+    def settle(task: Task, result: TaskResult) -> None:
         nonlocal failed
         summary.results[task.key] = result
         if result.status == "FAILED":
@@ -211,7 +211,7 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
                     continue
                 waiting.remove(task)
                 if start == ALONE:
-                    settle(task, _run_task(ctx, task.key, task.job(ctx.config)))
+                    settle(task, _run_task(ctx, task.key, task.spec(ctx.config)))
                     ran_alone = True
                     break  # what is ready now follows from its result
                 running[pool.submit(_run_task_in_own_session, ctx, task)] = task
@@ -225,22 +225,22 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
     return failed
 
 
-def _run_task_in_own_session(ctx: RunContext, task: Task) -> JobResult:
+def _run_task_in_own_session(ctx: RunContext, task: Task) -> TaskResult:
     session = task_session(ctx.spark)
     own = dataclasses.replace(ctx, spark=session, store=ctx.store.for_session(session))
-    return _run_task(own, task.key, task.job(ctx.config))
+    return _run_task(own, task.key, task.spec(ctx.config))
 
 
-def _run_task(ctx: RunContext, key: str, job) -> JobResult:
-    executor = EXECUTORS[type(job)]
+def _run_task(ctx: RunContext, key: str, spec) -> TaskResult:
+    executor = EXECUTORS[type(spec)]
     started_at = dt.datetime.now(dt.timezone.utc)
     clock = time.monotonic()
     try:
-        result = executor(job, ctx)
+        result = executor(spec, ctx)
     except Exception as exc:  # recorded, then the run stops with this reason
-        result = JobResult(status="FAILED", message=f"{type(exc).__name__}: {exc}".splitlines()[0])
+        result = TaskResult(status="FAILED", message=f"{type(exc).__name__}: {exc}".splitlines()[0])
     seconds = time.monotonic() - clock
-    record_run(ctx, key, job.table, started_at, result, getattr(job, "reconciles", None))
+    record_run(ctx, key, spec.table, started_at, result, getattr(spec, "reconciles", None))
     ctx.log(
         result.status.lower(),
         task=key,

@@ -1,4 +1,4 @@
-"""`ops.runs` (one row per job run) and `ops.dq_results` (one row per expectation per table per run)."""
+"""`ops.runs` (one row per task run) and `ops.dq_results` (one row per expectation per table per run)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from pipelines.context import JobResult, RunContext
-from pipelines.quality import Outcome, to_gx_result
-from pipelines.validation_documents import table_folder
+from pipelines.core.context import RunContext, TaskResult
+from pipelines.quality.suites import Outcome, to_gx_result
+from pipelines.quality.validation_documents import table_folder
 
 RUNS = "ops.runs"
 DQ_RESULTS = "ops.dq_results"
@@ -66,7 +66,7 @@ def record_run(
     job: str,
     table: str,
     started: dt.datetime,
-    result: JobResult,
+    result: TaskResult,
     reconciles: str | None = None,
 ) -> None:
     row = (

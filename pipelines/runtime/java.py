@@ -63,7 +63,7 @@ def ensure_java() -> str:
 
 
 if __name__ == "__main__":
-    # `python -m pipelines.java` exits 1 when no JDK is available (used by the Makefile).
+    # `python -m pipelines.runtime.java` exits 1 when no JDK is available (used by the Makefile).
     found = find_java_home()
     print(found or "no usable JDK")
     sys.exit(0 if found else 1)

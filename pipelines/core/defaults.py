@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-SOURCE_TREE = Path(__file__).resolve().parent.parent
+SOURCE_TREE = Path(__file__).resolve().parents[2]
 # bundled folder (as named in the repository and in relative config paths) -> its package
 PACKAGES = {"conf": "pipelines.conf", "expectations": "pipelines.expectations"}
 

@@ -1,4 +1,4 @@
-"""The job graph from `conf/jobs.yaml`: tasks, their modules and dependencies.
+"""The task graph from `conf/jobs.yaml`: tasks, their modules and dependencies.
 
 One declaration serves the local runner (topological order) and the
 Databricks bundle export, so the two can never drift apart.
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import yaml
 
-from pipelines import defaults
-from pipelines.config import ConfigError
+from pipelines.core import defaults
+from pipelines.core.config import ConfigError
 
 DEFAULT_GRAPH = defaults.conf_file("jobs.yaml")
 
@@ -28,16 +28,16 @@ class Task:
     def layer(self) -> str:
         return self.module.split(".")[0]
 
-    def job(self, config=None):
-        """The task's job spec: `configured_job(config)` when the module offers it, else its `JOB`."""
+    def spec(self, config=None):
+        """The task's job spec: `configured_spec(config)` when the module offers it, else its `SPEC`."""
         module = importlib.import_module(self.module)
-        if config is not None and hasattr(module, "configured_job"):
-            return module.configured_job(config)
-        return module.JOB
+        if config is not None and hasattr(module, "configured_spec"):
+            return module.configured_spec(config)
+        return module.SPEC
 
 
 @dataclass(frozen=True)
-class JobGraph:
+class TaskGraph:
     name: str
     tasks: tuple[Task, ...]
     schedule: dict
@@ -51,7 +51,7 @@ class JobGraph:
         while pending:
             ready = [t for t in pending if all(d in done for d in t.depends_on)]
             if not ready:
-                raise ConfigError(f"job graph has a cycle among {[t.key for t in pending]}")
+                raise ConfigError(f"task graph has a cycle among {[t.key for t in pending]}")
             for task in ready:
                 order.append(task)
                 done.add(task.key)
@@ -59,7 +59,7 @@ class JobGraph:
         return [t for t in order if layers is None or t.layer in layers]
 
 
-def load_graph(path: str | Path = DEFAULT_GRAPH) -> JobGraph:
+def load_graph(path: str | Path = DEFAULT_GRAPH) -> TaskGraph:
     """Parse and check the graph: unique keys, known dependencies, no cycles."""
     data = yaml.safe_load(defaults.readable(path).read_text(encoding="utf-8")) or {}
     tasks = []
@@ -75,7 +75,7 @@ def load_graph(path: str | Path = DEFAULT_GRAPH) -> JobGraph:
         missing = [d for d in task.depends_on if d not in keys]
         if missing:
             raise ConfigError(f"{path}: task {task.key} depends on unknown {missing}")
-    graph = JobGraph(
+    graph = TaskGraph(
         data.get("job_name", "lakehouse"), tuple(tasks), data.get("schedule", {}), data.get("retries", 0)
     )
     graph.ordered()

@@ -20,15 +20,13 @@ left behind (a failed run, `--layers bronze` first) counts the rows it has to ca
 
 from __future__ import annotations
 
-import datetime as dt
+from collections.abc import Callable
 
 from pyspark.sql import SparkSession
 
-from pipelines.class_archive import JAVA_OPTIONS
-from pipelines.config import Config
-from pipelines.context import RunContext
-from pipelines.graph import JobGraph, load_graph
-from pipelines.spark import jvm_options
+from pipelines.core.config import Config
+from pipelines.runtime.spark import jvm_options
+from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS
 
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 # C1 alone makes HotSpot size the code cache as a client VM's, 48 MB instead of 240: Spark's
@@ -39,9 +37,9 @@ QUICK_JIT_OPTIONS = f"{QUICK_JIT} {CODE_CACHE}"
 PROFILE_KEY = "quick_jit_below_records"
 
 
-def java_options_for_one_run(config: Config, layers: tuple[str, ...], graph: JobGraph | None = None) -> str:
-    """`QUICK_JIT_OPTIONS` when a new JVM started for one run of `layers` (of `graph`, the default job
-    graph when None) should compile with C1 only, else "" (HotSpot's default)."""
+def java_options_for_rows(config: Config, rows_in_sight: Callable[[], int]) -> str:
+    """`QUICK_JIT_OPTIONS` when a new JVM started for one run should compile with C1 only, else ""
+    (HotSpot's default). `rows_in_sight` weighs the run; it is called only when the profile asks."""
     limit = config.profile.get(PROFILE_KEY)
     if not limit or config.profile.get("use_existing_session"):
         return ""
@@ -49,27 +47,12 @@ def java_options_for_one_run(config: Config, layers: tuple[str, ...], graph: Job
     if "Tiered" in own:
         return ""  # the profile chose the compilers itself
     try:
-        pending = pending_rows(config, layers, graph)
+        pending = rows_in_sight()
     except Exception:  # weighed as large, as the runner weighs a task it cannot; the run reports the cause
         return ""
     if pending >= limit:
         return ""
     return QUICK_JIT if "ReservedCodeCacheSize" in own else QUICK_JIT_OPTIONS  # a size set there stays
-
-
-def pending_rows(config: Config, layers: tuple[str, ...], graph: JobGraph | None = None) -> int:
-    """The rows the tasks of `layers` have in sight before the run, summed: what each would read
-    if it ran now (a task's upstream output is not in sight yet). Read in this process by
-    delta-rs, whichever engine writes the warehouse (the same Delta format): no JVM runs yet."""
-    from pipelines.runner import PENDING_ROWS  # here: the runner imports this module
-    from pipelines.store import TableStore
-    from pipelines.store.delta_rs import DeltaRsEngine
-
-    store = TableStore(config.warehouse, DeltaRsEngine(None))
-    # the weighing reads Delta metadata and landing folders only, so its context has no session
-    ctx = RunContext(None, store, config, run_id="", started_at=dt.datetime.now(dt.timezone.utc))  # type: ignore[arg-type]
-    jobs = [task.job(config) for task in (graph or load_graph()).ordered(set(layers))]
-    return sum(PENDING_ROWS[type(job)](job, ctx) for job in jobs)
 
 
 def compiles_with_c1_only(spark: SparkSession) -> bool:

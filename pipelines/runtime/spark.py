@@ -19,13 +19,13 @@ from pyspark import SparkContext
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
-from pipelines.class_archive import JAVA_OPTIONS, finish_recording_at_exit, for_session
-from pipelines.config import Config
-from pipelines.java import ensure_java
+from pipelines.core.config import Config
+from pipelines.runtime.java import ensure_java
+from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS, finish_recording_at_exit, for_session
 
 # Settings the code relies on whatever the profile says: the delta-rs engine (UTC, micro-second
 # timestamps) and the plans built as SQL text, whose string literals escape `\`, `'` and `$`
-# (pipelines/sql_text.py: with escaped literals on, `\u0024` would stay six characters).
+# (pipelines/runtime/sql_expressions.py: with escaped literals on, `\u0024` would stay six characters).
 REQUIRED_CONF = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
@@ -43,8 +43,8 @@ def get_spark(config: Config, java_options: str = "") -> SparkSession:
     SQL extension and catalog (`delta_session_conf`); Spark's resolver fetches the jars from
     Maven Central once and keeps them in its Ivy cache.
     A new local JVM maps the class archive an earlier run recorded, or records one as it
-    exits (`pipelines.class_archive`; the profile's `class_archive`, `off` to disable).
-    `java_options` are added to a new JVM's (`pipelines.jit`); a running JVM keeps its own."""
+    exits (`pipelines.runtime.tuning.class_archive`; the profile's `class_archive`, `off` to disable).
+    `java_options` are added to a new JVM's (`pipelines.runtime.tuning.jit`); a running JVM keeps its own."""
     profile = config.profile
     spark_conf = {**profile.get("spark_conf", {}), **REQUIRED_CONF}
     if profile.get("use_existing_session"):

@@ -1,6 +1,6 @@
 """Load and validate the YAML configuration.
 
-`conf/lakehouse.yaml` holds every default (the wheel carries it: `pipelines.defaults`);
+`conf/lakehouse.yaml` holds every default (the wheel carries it: `pipelines.core.defaults`);
 a user file given with `--conf` is deep-merged over it. Validation is strict (unknown keys and wrong types are
 errors naming the key) because a typo in a scheduled job should fail loudly,
 not silently fall back to a default.
@@ -15,9 +15,9 @@ from typing import Any
 
 import yaml
 
-from pipelines import defaults
+from pipelines.core import defaults
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the repository, in a clone
+PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the repository, in a clone
 DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
 FREE_FORM = {"spark_conf", "profiles"}  # maps whose keys are not fixed by the defaults
@@ -65,7 +65,7 @@ def _same_kind(default: Any, value: Any) -> bool:
 
 
 def _read_yaml(path) -> dict:
-    """A YAML mapping from a Path or a package resource (`pipelines.defaults`)."""
+    """A YAML mapping from a Path or a package resource (`pipelines.core.defaults`)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:

@@ -21,9 +21,9 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
-from pipelines import defaults
-from pipelines.config import ConfigError
-from pipelines.sql_text import column, literal, literals, name, non_null_strings, when
+from pipelines.core import defaults
+from pipelines.core.config import ConfigError
+from pipelines.runtime.sql_expressions import column, literal, literals, name, non_null_strings, when
 
 SUITES_DIR = defaults.suites()
 SEVERITIES = ("warn", "drop", "fail")
@@ -87,7 +87,7 @@ def _between(value: str, lo: Any, hi: Any, strict_lo: bool, strict_hi: bool) -> 
 def _rule(exp: Expectation) -> str:
     """SQL text, true when a row meets `exp`; rows outside a Spark `row_condition` pass (GX semantics).
 
-    Text, not Columns: a suite's rules become one JVM call each (see pipelines/sql_text.py)."""
+    Text, not Columns: a suite's rules become one JVM call each (see pipelines/runtime/sql_expressions.py)."""
     rule = _unconditional_rule(exp)
     condition = exp.kwargs.get("row_condition")
     if condition is None:
@@ -195,7 +195,7 @@ def _parse(path: Path) -> Suite:
 
 
 def suites_dir(setting: str | None = None) -> Path:
-    """The configured suites folder (`quality.suites_dir`; `pipelines.defaults.resolve` says
+    """The configured suites folder (`quality.suites_dir`; `pipelines.core.defaults.resolve` says
     where a relative one is: `expectations` is the suites the package carries)."""
     if not setting:
         return SUITES_DIR

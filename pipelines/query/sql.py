@@ -44,7 +44,7 @@ from typing import IO, Any
 
 from pyspark.sql import DataFrame, SparkSession
 
-from pipelines.spark import REQUIRED_CONF
+from pipelines.runtime.spark import REQUIRED_CONF
 from pipelines.store import LAYERS, TableStore, open_store
 
 FORMATS = ("table", "csv", "json")

@@ -1,9 +1,10 @@
-"""Job specifications: what each table module declares so the runner can build it.
+"""Table specs: what each table module declares so the runner can build its table.
 
-A table module (e.g. `silver/datahub_entity_changes.py`) owns one table and
-exposes `JOB`. Transforms are pure `DataFrame -> DataFrame`; reading new input,
-quality gates, quarantine, deduplication, writing and bookkeeping are the
-runner's job (`pipelines/runner.py`).
+A table module (e.g. `silver/datahub_entity_changes.py`) owns one table and exposes its
+`SPEC`. Words used throughout: a *table spec* describes one table, a *task* runs it in the
+task graph (`conf/jobs.yaml`), the *job* is that graph scheduled on Databricks.
+Transforms are pure `DataFrame -> DataFrame`; reading new input, quality gates, quarantine,
+deduplication, writing and bookkeeping are the executors' (`pipelines/executors/`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ ERRORS_COLUMN = "_errors"  # array<string>: row-level problems found while typin
 
 
 @dataclass(frozen=True)
-class BronzeJob:
+class BronzeTableSpec:
     """Land one source's new landing files into its bronze table."""
 
     table: str
@@ -30,7 +31,7 @@ class BronzeJob:
 
 
 @dataclass(frozen=True)
-class SilverJob:
+class SilverTableSpec:
     """Type the rows of `source` appended since the last run into `table`.
 
     `transform(new_rows)` returns typed rows with `event_id`, `event_time`,
@@ -74,7 +75,7 @@ class RowSelector:
 
 
 @dataclass(frozen=True)
-class GoldJob:
+class GoldTableSpec:
     """Recompute the groups of `table` that new rows of its `sources` touch.
 
     Incremental contract (the runner does the I/O):

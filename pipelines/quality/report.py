@@ -22,7 +22,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines.bookkeeping import DQ_RESULTS, RUNS
+from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS
 from pipelines.store import TableStore
 
 QUARANTINE = "silver.quarantine"

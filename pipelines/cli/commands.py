@@ -1,6 +1,6 @@
 """`lakehouse`: run the pipeline, query it, generate data, report on quality, maintain tables.
 
-`lakehouse-task --task KEY` (`task_main`) runs one task of the job graph: it is the
+`lakehouse-task --task KEY` (`task_main`) runs one task of the task graph: it is the
 entry point of every task of the exported Databricks job, which also passes it the landing
 and warehouse folders, the Unity Catalog catalog and schema prefix, the profile and the engine.
 """
@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipelines.config import ENGINES, PROJECT_ROOT, Config, ConfigError, load_config
-from pipelines.generate import add_arguments as generate_arguments
+from pipelines.core.config import PROJECT_ROOT, Config, ConfigError, load_config
+from pipelines.synthetic.arguments import add_arguments as generate_arguments
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -34,7 +34,7 @@ def _run_and_summarize(
     config: Config, layers: tuple[str, ...], log_format: str, graph=None, spark=None, lock: bool = True
 ) -> None:
     """One pipeline run, then its one-line summary."""
-    from pipelines.runner import run_pipeline
+    from pipelines.orchestration.runner import run_pipeline
 
     summary = run_pipeline(config, layers, graph=graph, log_format=log_format, spark=spark, lock=lock)
     print(
@@ -56,8 +56,8 @@ def _names(text: str) -> list[str]:
 def _maintained_store(config: Config) -> Iterator:
     """The warehouse's store under the warehouse lock, for maintenance commands: no run writes
     beside them, and a busy warehouse sends them away with the same "in use" line."""
-    from pipelines.lock import warehouse_lock
-    from pipelines.spark import get_spark
+    from pipelines.orchestration.lock import warehouse_lock
+    from pipelines.runtime.spark import get_spark
     from pipelines.store import open_configured_store
 
     if not config.warehouse.is_dir():
@@ -70,14 +70,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
     layers = tuple(_names(args.layers))
     if args.every is None:
-        from pipelines.jit import java_options_for_one_run
-        from pipelines.spark import get_spark
+        from pipelines.orchestration.weighing import java_options_for_one_run
+        from pipelines.runtime.spark import get_spark
 
         spark = get_spark(config, java_options_for_one_run(config, layers))  # this run's own JVM
         _run_and_summarize(config, layers, args.log_format, spark=spark)
         return 0
-    from pipelines.lock import WarehouseLocked
-    from pipelines.schedule import run_every
+    from pipelines.orchestration.lock import WarehouseLocked
+    from pipelines.orchestration.schedule import run_every
 
     return run_every(
         args.every,
@@ -89,7 +89,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from pipelines import generate
+    from pipelines.synthetic import generator as generate
 
     return generate.main(args) or 0
 
@@ -99,7 +99,7 @@ LEFTOVERS = "unfinished writes (_tmp, _staging)"
 
 def cmd_vacuum(args: argparse.Namespace) -> int:
     """Under the warehouse lock, so files of a live run are never taken for a crash's leftovers."""
-    from pipelines import validation_documents
+    from pipelines.quality import validation_documents
 
     verb = "would be removed" if args.dry_run else "removed"
     config = _config(args)
@@ -119,7 +119,7 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
 
 def cmd_optimize(args: argparse.Namespace) -> int:
     """Under the warehouse lock, like a run: a compaction commits beside no other writer."""
-    from pipelines.compaction import MB, CompactionPolicy, compact_tables, fragmented_tables
+    from pipelines.ops.compaction import MB, CompactionPolicy, compact_tables, fragmented_tables
 
     config = _config(args)
     target = (
@@ -154,7 +154,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    from pipelines import sql
+    from pipelines.query import sql
 
     config = _config(args)
     text = Path(args.file).read_text(encoding="utf-8") if args.file else args.query
@@ -171,7 +171,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
             return 2
     if not config.warehouse.is_dir():
         raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
-    from pipelines.spark import engine_in_use, get_spark
+    from pipelines.runtime.spark import engine_in_use, get_spark
 
     spark = get_spark(config)
     sql.quiet_spark_errors()
@@ -186,8 +186,8 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def cmd_dq_report(args: argparse.Namespace) -> int:
-    from pipelines.report import write_report
-    from pipelines.spark import get_spark
+    from pipelines.quality.report import write_report
+    from pipelines.runtime.spark import get_spark
     from pipelines.store import open_configured_store
 
     config = _config(args)
@@ -198,7 +198,7 @@ def cmd_dq_report(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from pipelines import bundle
+    from pipelines.deploy import bundle
 
     config = load_config(args.conf)
     root = Path(args.out) if args.out else PROJECT_ROOT
@@ -215,7 +215,7 @@ def cmd_bundle(args: argparse.Namespace) -> int:
 
 
 def _interval(text: str) -> int:
-    from pipelines.schedule import parse_interval
+    from pipelines.orchestration.schedule import parse_interval
 
     try:
         return parse_interval(text)
@@ -281,7 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     bundle.set_defaults(func=cmd_bundle)
 
     gen = sub.add_parser("generate", help="synthetic landing data for all four sources")
-    generate_arguments(gen)  # the module's own options (stdlib only: cheap to import)
+    generate_arguments(gen)  # the generator itself loads only when the command runs
     gen.set_defaults(func=cmd_generate)
 
     vac = sub.add_parser(
@@ -327,9 +327,9 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
         print("lakehouse: interrupted", file=sys.stderr)
         return 130
     except Exception as exc:
-        from pipelines.lock import WarehouseLocked
-        from pipelines.runner import RunFailed
-        from pipelines.spark import DeltaJarsUnavailable
+        from pipelines.orchestration.lock import WarehouseLocked
+        from pipelines.orchestration.runner import RunFailed
+        from pipelines.runtime.spark import DeltaJarsUnavailable
 
         if isinstance(exc, (RunFailed, FileNotFoundError, WarehouseLocked, DeltaJarsUnavailable)):
             print(f"lakehouse: {exc}", file=sys.stderr)
@@ -349,7 +349,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_task(args: argparse.Namespace) -> int:
-    from pipelines.graph import JobGraph, Task, load_graph
+    from pipelines.core.graph import Task, TaskGraph, load_graph
 
     config = _config(args)
     if args.profile is None and os.environ.get("DATABRICKS_RUNTIME_VERSION"):
@@ -359,34 +359,11 @@ def cmd_task(args: argparse.Namespace) -> int:
     if task is None:
         raise ConfigError(f"unknown task '{args.task}'; the graph has {[t.key for t in graph.tasks]}")
     # Dependencies are the orchestrator's job here: the task runs alone.
-    single = JobGraph(graph.name, (Task(task.key, task.module),), graph.schedule, graph.retries)
+    single = TaskGraph(graph.name, (Task(task.key, task.module),), graph.schedule, graph.retries)
     # a task of the Databricks job: the Jobs service runs one run of the job at a time
     on_cluster = bool(config.profile.get("use_existing_session"))
     _run_and_summarize(config, (task.layer,), args.log_format, graph=single, lock=not on_cluster)
     return 0
-
-
-def task_parser() -> argparse.ArgumentParser:
-    """The options of `lakehouse-task` (`lakehouse bundle --check` parses the job's parameters
-    with it)."""
-    parser = argparse.ArgumentParser(prog="lakehouse-task", description=task_main.__doc__)
-    parser.add_argument("--task", required=True, help="task key in conf/jobs.yaml")
-    parser.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml (empty: none)")
-    parser.add_argument("--warehouse", help="warehouse folder (default from conf)")
-    parser.add_argument("--landing", help="landing folder (default from conf)")
-    parser.add_argument(
-        "--profile",
-        help="entry of `profiles` that configures Spark (default from conf; on Databricks: databricks)",
-    )
-    parser.add_argument("--engine", choices=ENGINES, help="storage.engine (default from conf)")
-    parser.add_argument(
-        "--catalog", help='storage.catalog, e.g. a Unity Catalog catalog ("" = session catalog)'
-    )
-    parser.add_argument(
-        "--schema-prefix", help="storage.schema_prefix: each layer's schema is <prefix><layer>, e.g. dev_"
-    )
-    parser.add_argument("--log-format", choices=("text", "json"), default="text")
-    return parser
 
 
 def task_main(argv: list[str] | None = None) -> int:
@@ -396,6 +373,8 @@ def task_main(argv: list[str] | None = None) -> int:
     Returns 0; a failure raises SystemExit with its exit code, as a refused option does. The
     Databricks Jobs service calls a wheel task's entry point as a function and fails the task
     only when the call raises: a returned code would let a failed task pass."""
+    from pipelines.deploy.task_parameters import task_parser
+
     code = _guarded(cmd_task, task_parser().parse_args(argv))
     if code:
         raise SystemExit(code)

@@ -7,7 +7,7 @@ newer than the log's last version; `recover` rebuilds their log rows from the
 bronze rows themselves before anything else happens.
 
 Files are known by their landing key (path below the source folder, see
-`pipelines.landing.landing_key`), so a moved landing folder is not ingested
+`pipelines.landing.discovery.landing_key`), so a moved landing folder is not ingested
 again; `path` stays the absolute path the file had when logged.
 """
 
@@ -21,7 +21,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
-from pipelines.landing import LandingFile, landing_key
+from pipelines.landing.discovery import LandingFile, landing_key
 from pipelines.store import TableStore
 
 TABLE = "ops.ingestion_log"

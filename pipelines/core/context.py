@@ -1,4 +1,4 @@
-"""What every job execution gets: Spark, the table store, configuration, run identity, logging."""
+"""What every task run gets: Spark, the table store, configuration, run identity, logging."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 
-from pipelines.config import Config
+from pipelines.core.config import Config
 from pipelines.store import TableStore
 
 
 @dataclass
-class JobResult:
-    """Counts a job reports; they land in `ops.runs` and reconcile layer to layer."""
+class TaskResult:
+    """Counts a task reports; they land in `ops.runs` and reconcile layer to layer."""
 
     status: str = "SUCCESS"  # SUCCESS | SKIPPED | FAILED
     source_rows: int = 0  # rows read from the input table(s) / records found in landing files
@@ -25,6 +25,15 @@ class JobResult:
     rows_duplicate: int = 0
     files: int = 0
     message: str = ""
+
+
+@dataclass(frozen=True)
+class WarehouseView:
+    """The warehouse as its tables' metadata shows it, without a Spark session: enough to weigh
+    what a task has to do before it runs, or before a session starts at all."""
+
+    store: TableStore
+    config: Config
 
 
 @dataclass
@@ -43,6 +52,10 @@ class RunContext:
     # gold: (sources, their versions, relevant, expand_groups) -> the touched groups collected,
     # so gold tables sharing sources and grouping (proposals, proposal events) find them once
     touched_groups: dict = field(default_factory=dict)
+
+    @property
+    def warehouse(self) -> WarehouseView:
+        return WarehouseView(self.store, self.config)
 
     def log(self, event: str, **fields) -> None:
         """One progress line: human-readable, or a JSON object per line with --log-format json."""

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from pipelines.config import Config
+from pipelines.core.config import Config
 from pipelines.store import TableStore
 
 MB = 1024 * 1024
