@@ -15,12 +15,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from pipelines.core.config import PROJECT_ROOT, Config, ConfigError, load_config
+from pipelines.runtime.tuning import allocator
 from pipelines.synthetic.arguments import add_arguments as generate_arguments
 
 
 def _config(args: argparse.Namespace) -> Config:
     config = load_config(args.conf or None)  # an empty --conf (a bundle variable left unset): none
-    return config.with_overrides(
+    config = config.with_overrides(
         landing=getattr(args, "landing", None),
         warehouse=getattr(args, "warehouse", None),
         profile=getattr(args, "profile", None),
@@ -28,6 +29,8 @@ def _config(args: argparse.Namespace) -> Config:
         catalog=getattr(args, "catalog", None),
         schema_prefix=getattr(args, "schema_prefix", None),
     )
+    allocator.apply(config.profile.get("delta_rs_allocator"))  # before any command loads deltalake
+    return config
 
 
 def _run_and_summarize(
@@ -379,7 +382,3 @@ def task_main(argv: list[str] | None = None) -> int:
     if code:
         raise SystemExit(code)
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -20,6 +20,7 @@ from pipelines.core import defaults
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the repository, in a clone
 DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
+ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
 FREE_FORM = {"spark_conf", "profiles"}  # maps whose keys are not fixed by the defaults
 VALIDATED_KINDS = {"run.parallel_tasks"}  # `auto` or a number: `_validate` checks these, not the merge
 
@@ -179,6 +180,12 @@ def _validate(raw: dict, origin: str) -> None:
             raise ConfigError(
                 f"{origin}: profiles.{raw['profile']}.{key} must be a whole number >= 0, got {value!r}"
             )
+    allocator = profile.get("delta_rs_allocator")
+    if allocator is not None and allocator not in ALLOCATOR_SETTINGS:
+        raise ConfigError(
+            f"{origin}: profiles.{raw['profile']}.delta_rs_allocator must be one of "
+            f"{list(ALLOCATOR_SETTINGS)}, got {allocator!r}"
+        )
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
     for name, source in raw["sources"].items():

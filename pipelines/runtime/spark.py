@@ -21,6 +21,7 @@ from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
 from pipelines.runtime.java import ensure_java
+from pipelines.runtime.tuning import allocator
 from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS, finish_recording_at_exit, for_session
 
 # Settings the code relies on whatever the profile says: the delta-rs engine (UTC, micro-second
@@ -44,7 +45,8 @@ def get_spark(config: Config, java_options: str = "") -> SparkSession:
     Maven Central once and keeps them in its Ivy cache.
     A new local JVM maps the class archive an earlier run recorded, or records one as it
     exits (`pipelines.runtime.tuning.class_archive`; the profile's `class_archive`, `off` to disable).
-    `java_options` are added to a new JVM's (`pipelines.runtime.tuning.jit`); a running JVM keeps its own."""
+    `java_options` are added to a new JVM's (`pipelines.runtime.tuning.jit`); a running JVM keeps its own.
+    A local process also takes the profile's `delta_rs_allocator` (`pipelines.runtime.tuning.allocator`)."""
     profile = config.profile
     spark_conf = {**profile.get("spark_conf", {}), **REQUIRED_CONF}
     if profile.get("use_existing_session"):
@@ -56,6 +58,7 @@ def get_spark(config: Config, java_options: str = "") -> SparkSession:
                 logging.getLogger(__name__).debug("cannot set %s on the running session", key)
         return spark
 
+    allocator.apply(profile.get("delta_rs_allocator"))  # a no-op once deltalake is loaded
     java_home = ensure_java()
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
     running = SparkContext._active_spark_context is not None  # its JVM started already: no options apply

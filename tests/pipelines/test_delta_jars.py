@@ -56,7 +56,7 @@ def _run(tmp_path, conf: str) -> subprocess.CompletedProcess:
     landing.mkdir(parents=True)
     (landing / "a.jsonl").write_text('{"eventType": "SearchEvent", "timestamp": 1767268800000}\n')
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli.commands", "run", "--conf", conf, "--layers", "bronze"]
+        [sys.executable, "-m", "pipelines.cli", "run", "--conf", conf, "--layers", "bronze"]
         + ["--landing", str(tmp_path / "landing"), "--warehouse", str(tmp_path / "warehouse")],
         capture_output=True,
         text=True,

@@ -83,7 +83,7 @@ def test_lakehouse_run_and_sql_on_delta_spark_from_the_command_line(delta_spark,
     conf = tmp_path / "delta-spark.yaml"
     conf.write_text("storage:\n  engine: delta-spark\n", encoding="utf-8")
     warehouse = tmp_path / "warehouse"
-    lakehouse = [sys.executable, "-m", "pipelines.cli.commands"]
+    lakehouse = [sys.executable, "-m", "pipelines.cli"]
     run = subprocess.run(
         [*lakehouse, "run", "--conf", str(conf), "--landing", str(REPO / "samples" / "landing")]
         + ["--warehouse", str(warehouse)],

@@ -61,7 +61,7 @@ def lakehouse(
     if fault:
         env[FAULT_ENV] = fault
     return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli.commands", *args],
+        [sys.executable, "-m", "pipelines.cli", *args],
         cwd=PROJECT_ROOT,
         env=env,
         capture_output=True,

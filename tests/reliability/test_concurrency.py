@@ -37,7 +37,7 @@ def test_second_run_on_a_busy_warehouse_is_sent_away(config, spark, store, tmp_p
     shutil.copytree(SAMPLES / "datahub_ece" / "2022-04-14", landing / "datahub_ece" / "2022-04-14")
     layers = ("bronze", "silver")  # the lock is taken before any task: gold would only add minutes
     args = ["run", "--landing", str(landing), "--warehouse", str(warehouse), "--layers", ",".join(layers)]
-    command = [sys.executable, "-m", "pipelines.cli.commands", *args]
+    command = [sys.executable, "-m", "pipelines.cli", *args]
     runs = [
         subprocess.Popen(command, cwd=PROJECT_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         for _ in range(2)
