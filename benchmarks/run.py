@@ -109,7 +109,9 @@ def run_phase(instrumentation: Instrumentation, config, graph, store, name: str,
     cpu_before = jvm_cpu_seconds(instrumentation.sampler.jvm_pid)
     started = time.monotonic()
     try:
-        phase.pipeline_s = run_pipeline(config, graph=graph, spark=instrumentation.spark).seconds
+        phase.pipeline_s = run_pipeline(
+            config, graph=graph, spark=instrumentation.spark, observer=instrumentation
+        ).seconds
     except RunFailed as exc:  # keep what was measured; the report and the exit code say it failed
         phase.error = str(exc)
         phase.pipeline_s = time.monotonic() - started

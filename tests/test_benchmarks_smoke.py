@@ -3,7 +3,7 @@
 Why: the benchmark's numbers are only worth printing if the run really happened
 (every layer timed, positive figures, one JSON line a script can read), and the
 DuckDB reference only cross-checks gold if it is right itself, so it is held to
-`tests/reference_model.py` on the same landing folder.
+`tests/support/reference_model.py` on the same landing folder.
 """
 
 from __future__ import annotations
@@ -28,7 +28,12 @@ from pipelines.core.config import PROJECT_ROOT
 from pipelines.core.graph import load_graph
 from pipelines.runtime.spark import has_delta_jvm
 from pipelines.store import open_store
-from tests.reference_model import expected_current_owners, expected_current_tags, iter_records, landing_files
+from tests.support.reference_model import (
+    expected_current_owners,
+    expected_current_tags,
+    iter_records,
+    landing_files,
+)
 
 EVENTS = 2_000
 # The DataHub and OpenMetadata chains into the two timelines: every kind of stage (bronze, silver with

@@ -15,8 +15,8 @@ from pyspark.sql import functions as F
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.orchestration.runner import RunFailed, run_pipeline
 from pipelines.store import open_store
-from tests.conftest import skip_without_delta_spark, with_engine
-from tests.helpers import BRONZE_TABLES, assert_reconciles
+from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.tables import BRONZE_TABLES, assert_reconciles
 
 SAMPLES = PROJECT_ROOT / "samples"
 EXPECTED = json.loads((SAMPLES / "expected_counts.json").read_text())

@@ -50,9 +50,9 @@ from pipelines.orchestration.runner import run_pipeline
 from pipelines.runtime.java import ensure_java
 from pipelines.runtime.spark import DELTA_SQL_CONF, SMALL_INPUT_CONF, delta_package
 from pipelines.store import LAYERS, open_store
-from tests.conftest import skip_without_delta_spark
-from tests.helpers import table_differences
-from tests.pipelines.test_packaging import BUILD_INPUTS
+from tests.support.engines import skip_without_delta_spark
+from tests.support.packaging import BUILD_INPUTS
+from tests.support.tables import table_differences
 
 pytestmark = pytest.mark.slow
 

@@ -34,15 +34,20 @@ from pyspark.sql import functions as F
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
 from pipelines.synthetic.generator import generate
-from tests.conftest import skip_without_delta_spark, with_engine
-from tests.helpers import (
+from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.reference_model import (
+    expected_current_owners,
+    expected_current_tags,
+    iter_records,
+    landing_files,
+)
+from tests.support.tables import (
     BRONZE_TABLES,
     assert_reconciles,
     reconciliation,
     set_differences,
     table_differences,
 )
-from tests.reference_model import expected_current_owners, expected_current_tags, iter_records, landing_files
 
 pytestmark = pytest.mark.slow
 

@@ -27,6 +27,20 @@ class TaskResult:
     message: str = ""
 
 
+class TaskObserver:
+    """Watches the tasks of a run (a benchmark's timings, say): the runner calls these, on the
+    thread that runs the task, around its executor and its bookkeeping. Does nothing by itself."""
+
+    def task_started(self, key: str, spec) -> None:
+        """The task of `spec` is about to run its executor."""
+
+    def task_executed(self, key: str, spec, result: TaskResult) -> None:
+        """The executor returned (or failed, as `result` says); the bookkeeping comes next."""
+
+    def task_recorded(self, key: str, spec, result: TaskResult) -> None:
+        """The task's row is in `ops.runs` and its progress line printed: it is done."""
+
+
 @dataclass(frozen=True)
 class WarehouseView:
     """The warehouse as its tables' metadata shows it, without a Spark session: enough to weigh
@@ -52,6 +66,7 @@ class RunContext:
     # gold: (sources, their versions, relevant, expand_groups) -> the touched groups collected,
     # so gold tables sharing sources and grouping (proposals, proposal events) find them once
     touched_groups: dict = field(default_factory=dict)
+    observer: TaskObserver = field(default_factory=TaskObserver)
 
     @property
     def warehouse(self) -> WarehouseView:

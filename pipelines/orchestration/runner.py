@@ -33,7 +33,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from pipelines.core.config import Config
-from pipelines.core.context import RunContext, TaskResult
+from pipelines.core.context import RunContext, TaskObserver, TaskResult
 from pipelines.core.graph import Task, TaskGraph, load_graph
 from pipelines.core.table_specs import BronzeTableSpec, GoldTableSpec, SilverTableSpec
 from pipelines.executors import bronze, gold, silver
@@ -80,13 +80,16 @@ def run_pipeline(
     log_format: str = "text",
     spark=None,
     lock: bool = True,
+    observer: TaskObserver | None = None,
 ) -> RunSummary:
     """Run the tasks of `layers`; raises RunFailed with a one-line reason when a task fails.
 
     `lock`: hold the warehouse lock for the run (one run at a time). A task of a scheduled
     Databricks job runs without it: the Jobs service starts one run of the job at a time
     (`max_concurrent_runs: 1`), its tasks run side by side on distinct tables, and the tables
-    they share only take appends, which Delta commits concurrently without conflict."""
+    they share only take appends, which Delta commits concurrently without conflict.
+
+    `observer` watches each task (`TaskObserver`)."""
     unknown = set(layers) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layers {sorted(unknown)}; choose from {LAYERS}")
@@ -97,6 +100,8 @@ def run_pipeline(
     store = open_configured_store(spark, config)
     run_id = new_run_id()
     ctx = RunContext(spark, store, config, run_id, dt.datetime.now(dt.timezone.utc), log_format)
+    if observer is not None:
+        ctx.observer = observer
     summary = RunSummary(run_id)
     started = time.monotonic()
     held = (
@@ -235,11 +240,13 @@ def _run_task(ctx: RunContext, key: str, spec) -> TaskResult:
     executor = EXECUTORS[type(spec)]
     started_at = dt.datetime.now(dt.timezone.utc)
     clock = time.monotonic()
+    ctx.observer.task_started(key, spec)
     try:
         result = executor(spec, ctx)
     except Exception as exc:  # recorded, then the run stops with this reason
         result = TaskResult(status="FAILED", message=f"{type(exc).__name__}: {exc}".splitlines()[0])
     seconds = time.monotonic() - clock
+    ctx.observer.task_executed(key, spec, result)
     record_run(ctx, key, spec.table, started_at, result, getattr(spec, "reconciles", None))
     ctx.log(
         result.status.lower(),
@@ -252,4 +259,5 @@ def _run_task(ctx: RunContext, key: str, spec) -> TaskResult:
         seconds=f"{seconds:.1f}",
         note=result.message,
     )
+    ctx.observer.task_recorded(key, spec, result)
     return result

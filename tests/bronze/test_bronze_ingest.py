@@ -14,7 +14,8 @@ from pyspark.sql import functions as F
 from bronze.datahub_entity_change_events import SPEC as ece_spec
 from pipelines.core.context import RunContext
 from pipelines.executors import bronze as bronze_executor
-from pipelines.landing.discovery import ingestion_log, landing_key
+from pipelines.landing import ingestion_log
+from pipelines.landing.discovery import landing_key
 from pipelines.orchestration.runner import run_pipeline
 
 ECE = "bronze.datahub_entity_change_events"

@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 
 from gold import actor_activity_daily, failed_logins
-from tests.gold import assert_incremental_equals_full, build_accumulated, build_all, rows, source
+from tests.support.gold import assert_incremental_equals_full, build_accumulated, build_all, rows, source
 
 AUDIT = "silver.datahub_audit_events"
 DH = "silver.datahub_entity_changes"

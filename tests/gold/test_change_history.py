@@ -7,7 +7,7 @@ import json
 from pyspark.sql import functions as F
 
 from gold import change_history
-from tests.gold import assert_incremental_equals_full, build_all, rows, source
+from tests.support.gold import assert_incremental_equals_full, build_all, rows, source
 
 DH = "silver.datahub_entity_changes"
 AR = "silver.datahub_action_requests"

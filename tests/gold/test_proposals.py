@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gold import proposal_events, proposals
-from tests.gold import assert_incremental_equals_full, build_all, rows, source
+from tests.support.gold import assert_incremental_equals_full, build_all, rows, source
 
 AR = "silver.datahub_action_requests"
 DH = "silver.datahub_entity_changes"

@@ -6,7 +6,7 @@ import pytest
 
 from gold import current_views, domain_timeline, glossary_term_timeline, ownership_timeline, tag_timeline
 from gold.intervals import interval_columns
-from tests.gold import (
+from tests.support.gold import (
     DAY,
     assert_extended_equals_full,
     assert_incremental_equals_full,

@@ -31,10 +31,7 @@ from pipelines.core.config import load_config
 from pipelines.runtime.tuning import allocator
 allocator.apply(load_config().profile.get("delta_rs_allocator"))
 from deltalake import DeltaTable, QueryBuilder
-from benchmarks.instrument import proc_status_mb
-
-def rss_mb():
-    return proc_status_mb("self", "VmRSS")
+from tests.support.memory import rss_mb
 
 table = DeltaTable(sys.argv[1])
 before = rss_mb()

@@ -17,7 +17,7 @@ from pipelines.synthetic import generator as gen
 from pipelines.synthetic.arguments import add_arguments
 from pipelines.synthetic.common import END_MS, OWNER_TYPES, START_MS, split_events
 from pipelines.synthetic.datahub import AUDIT_TYPES
-from tests.reference_model import (
+from tests.support.reference_model import (
     expected_current_owners,
     expected_current_tags,
     iter_records,
@@ -26,7 +26,8 @@ from tests.reference_model import (
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-SPECS = ROOT.parent / "shared" / "specs"
+# the examples of the DataHub Entity Change Event documentation, one JSON object per line
+DOCUMENTED_EXAMPLES = ROOT / "tests" / "support" / "fixtures" / "datahub_ece_documented_examples.jsonl"
 SOURCES = ("datahub_ece", "datahub_audit", "openmetadata", "dataworks")
 EVENTS = 6000
 
@@ -307,11 +308,8 @@ def test_sample_json_documents_parse_whole():
             assert ".jsonl" in path.name, path
 
 
-def test_samples_contain_every_entity_change_spec_sample_verbatim():
-    spec = SPECS / "datahub-entity-change-event-v1.md"
-    if not spec.exists():
-        pytest.skip("shared/specs is not beside the repository")
-    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", spec.read_text(), re.S)]
+def test_samples_contain_every_documented_entity_change_example_verbatim():
+    blocks = [json.loads(line) for line in DOCUMENTED_EXAMPLES.read_text(encoding="utf-8").splitlines()]
     records = _records(SAMPLES / "landing" / "datahub_ece")
     assert len(blocks) == 24
     for block in blocks:

@@ -15,7 +15,7 @@ from pipelines.core.table_specs import ERRORS_COLUMN
 from pipelines.executors import gold as gold_executor
 from pipelines.store import open_store
 from silver import datahub_action_requests, datahub_entity_changes
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 RESOURCE = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
 T0 = 1_700_000_000_000

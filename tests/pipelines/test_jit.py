@@ -24,7 +24,7 @@ from pipelines.runtime.tuning.jit import (
     compiles_with_c1_only,
 )
 from pipelines.store import open_store
-from tests.reliability import lakehouse
+from tests.support.runs import lakehouse
 
 SAMPLES = PROJECT_ROOT / "samples" / "landing"
 A_SAMPLE = next(p for p in sorted((SAMPLES / "datahub_ece").rglob("*.json*")) if p.is_file())

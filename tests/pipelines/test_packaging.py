@@ -13,18 +13,9 @@ from pathlib import Path
 import pytest
 
 from pipelines.core.config import PROJECT_ROOT
+from tests.support.packaging import BUILD_INPUTS
 
 # what `pip wheel .` needs of the repository: the build settings and the mapped folders
-BUILD_INPUTS = (
-    "pyproject.toml",
-    "README.md",
-    "pipelines",
-    "bronze",
-    "silver",
-    "gold",
-    "conf",
-    "expectations",
-)
 CATALOGS = sorted(p.name for p in (PROJECT_ROOT / "conf" / "catalogs").glob("*.yaml"))
 SUITES = sorted(p.name for p in (PROJECT_ROOT / "expectations").glob("*.json"))
 

@@ -22,9 +22,9 @@ from pipelines.core.graph import Task
 from pipelines.executors import silver as silver_executor
 from pipelines.orchestration import runner
 from pipelines.orchestration.runner import RunSummary, _run_graph
-from tests.pipelines import toy_graph
+from tests.support import toy_graph
 
-TOYS = "tests.pipelines.toy_graph"
+TOYS = "tests.support.toy_graph"
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 

@@ -30,8 +30,8 @@ from pipelines.quality.suites import QualityGateError
 from pipelines.store import open_store
 from silver import dataworks_approvals
 from silver import dataworks_catalog as catalog
-from tests.helpers import spark_jobs
-from tests.silver.test_dataworks_families import SAMPLES, TYPE_CODES, events
+from tests.support.dataworks_samples import SAMPLES, TYPE_CODES, events
+from tests.support.tables import spark_jobs
 
 SOURCE = "bronze.toy_events"
 TABLE = "silver.toy_events"

@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from pipelines.core.graph import load_graph
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import TableStore, open_store
-from tests.reliability import SOURCES
+from tests.support.runs import SOURCES
 
 pytestmark = pytest.mark.slow
 

@@ -39,8 +39,8 @@ from pipelines.quality import validation_documents
 from pipelines.runtime import faults
 from pipelines.runtime.faults import ENV as FAULT_ENV
 from pipelines.store import TableStore, open_store
-from tests.conftest import skip_without_delta_spark, with_engine
-from tests.reliability import (
+from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.runs import (
     SAMPLES,
     SOURCES,
     data_tables,

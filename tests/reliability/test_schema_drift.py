@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from pipelines.orchestration.runner import RunSummary, run_pipeline
 from pipelines.quality.report import write_report
 from pipelines.store import TableStore, open_store
-from tests.reliability import SOURCES
+from tests.support.runs import SOURCES
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from silver import datahub_action_requests, datahub_entity_changes
 from silver.datahub_catalog import load_catalog
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 SUITE = Path(__file__).resolve().parents[2] / "expectations" / "silver.datahub_action_requests.json"
 RESOURCE = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"

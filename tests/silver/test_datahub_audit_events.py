@@ -8,7 +8,7 @@ from pathlib import Path
 from pyspark.sql import functions as F
 
 from silver import datahub_audit_events
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 SUITE = Path(__file__).resolve().parents[2] / "expectations" / "silver.datahub_audit_events.json"
 COMMON = {

@@ -9,7 +9,7 @@ import pytest
 
 from silver import datahub_action_requests, datahub_entity_changes
 from silver.datahub_catalog import load_catalog
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 SUITE = Path(__file__).resolve().parents[2] / "expectations" / "silver.datahub_entity_changes.json"
 STAMP = {"actor": "urn:li:corpuser:jdoe", "time": 1649953100653}

@@ -1,4 +1,4 @@
-from tests.pipelines.toy_graph import meet, spec, typed
+from tests.support.toy_graph import meet, spec, typed
 
 
 def _transform(bronze):

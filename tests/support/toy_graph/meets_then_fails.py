@@ -1,4 +1,4 @@
-from tests.pipelines.toy_graph import meet, spec
+from tests.support.toy_graph import meet, spec
 
 
 def _transform(bronze):
