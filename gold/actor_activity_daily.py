@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from gold import GROUP, empty_frame
 from gold.associations import OWNERSHIP
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import Accumulate, GoldTableSpec
 from silver.common import deterministic_id
 
 GROUP_COLUMN = "activity_group"
@@ -131,5 +131,5 @@ SPEC = GoldTableSpec(
     build=build,
     group_key="activity_id",
     row_key=("activity_id",),
-    accumulate=accumulate,
+    incremental=Accumulate(accumulate),
 )

@@ -32,7 +32,7 @@ from gold.proposals import (
     proposal_group,
     relevant,
 )
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
 from silver.common import deterministic_id
 
 CREATED = "CREATED"
@@ -110,6 +110,5 @@ SPEC = GoldTableSpec(
     build=build,
     group_key=GROUP_COLUMN,
     row_key=("proposal_event_id",),
-    expand_groups=linked_groups,
-    expand_group_values=linked_group_values,
+    incremental=RebuildGroups(expand_groups=linked_groups, expand_group_values=linked_group_values),
 )

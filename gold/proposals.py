@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from gold import GROUP, empty_frame, string_map
 from gold.associations import DOMAIN, GLOSSARY_TERM, OWNERSHIP, TAG
 from gold.intervals import root_urn
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
 from pipelines.runtime.sql_expressions import one_of
 
 ACTION_REQUESTS = "silver.datahub_action_requests"
@@ -326,6 +326,5 @@ SPEC = GoldTableSpec(
     build=build,
     group_key=GROUP_COLUMN,
     row_key=("proposal_urn",),
-    expand_groups=linked_groups,
-    expand_group_values=linked_group_values,
+    incremental=RebuildGroups(expand_groups=linked_groups, expand_group_values=linked_group_values),
 )

@@ -55,7 +55,6 @@ class SilverTableSpec:
     transform: Callable[[DataFrame], DataFrame]
     reconciles: str | None = None
     partition_by: tuple[str, ...] = ()
-    expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
     dedup_key: str = "event_id"
     selects: RowSelector | None = None
     source_unique: bool = False
@@ -75,10 +74,60 @@ class RowSelector:
 
 
 @dataclass(frozen=True)
+class RebuildGroups:
+    """The general incremental strategy: the touched groups are rebuilt from their whole history
+    and replace their rows, so an incremental run equals a full rebuild.
+
+    `expand_groups(touched, relevant_sources)` may add groups linked to the touched ones (e.g. a
+    proposal's status event that names no resource); `expand_group_values(values,
+    relevant_sources)` returns the same groups for touched groups known as Python strings (a
+    small incremental run), so the executor filters with IN lists instead of joining.
+    """
+
+    expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
+    expand_group_values: Callable[[list[str], dict[str, DataFrame]], set[str]] | None = None
+
+
+@dataclass(frozen=True)
+class Append:
+    """Every group is one silver row's own `event_id`, which its table holds once and never
+    rewrites, so a touched group's whole history is its new rows: incremental runs build from
+    the new rows alone and append, reading no history and rewriting no file."""
+
+
+@dataclass(frozen=True)
+class Accumulate:
+    """For tables of counts that add up: silver holds each event once and only appends, so a
+    touched group's new rows follow from its current rows and `build` of the new source rows
+    alone, combined by `combine(current, increment)`; no history is read. A run that finds rows
+    removed from a source since the last one (a rewrite) rebuilds the groups instead."""
+
+    combine: Callable[[DataFrame, DataFrame], DataFrame]
+
+
+@dataclass(frozen=True)
+class Extend:
+    """For tables whose rows follow from their events in `event_time` order (timelines).
+
+    Every commit records each source's newest `event_time`; a touched group whose new rows all
+    come after the newest event of their `ordering_domains` entry (sources whose events are
+    ordered among each other; by default all sources together) is extended from its current
+    rows and its new rows alone, by `extend(current, new relevant rows)`; the others are rebuilt
+    from their history. Needs an `event_time` column in every source.
+    """
+
+    extend: Callable[[DataFrame, dict[str, DataFrame]], DataFrame]
+    ordering_domains: tuple[tuple[str, ...], ...] = ()
+
+
+IncrementalStrategy = RebuildGroups | Append | Accumulate | Extend
+
+
+@dataclass(frozen=True)
 class GoldTableSpec:
     """Recompute the groups of `table` that new rows of its `sources` touch.
 
-    Incremental contract (the runner does the I/O):
+    Incremental contract (the executor does the I/O):
     1. `relevant(source_table, rows)` keeps the rows of one source this table
        uses and adds a `_group` column (the recompute unit, e.g. the dataset an
        association belongs to). Applied to new rows it yields the touched groups;
@@ -86,34 +135,9 @@ class GoldTableSpec:
     2. `build({source_table: relevant rows of the touched groups})` returns the
        complete output rows of those groups, with a `group_key` column equal to
        `_group` and unique `row_key`.
-    3. The runner replaces those groups in the table (rows no longer produced are
-       deleted), so an incremental run equals a full rebuild.
-
-    `expand_groups(touched, relevant_sources)` may add groups linked to the
-    touched ones (e.g. a proposal's status event that names no resource).
-    `expand_group_values(values, relevant_sources)` returns the same groups for
-    touched groups known as Python strings (a small incremental run): the
-    runner then filters with IN lists instead of joining.
-
-    `append_only`: every group is one silver row's own `event_id`, which its
-    table holds once and never rewrites, so a touched group's whole history is
-    its new rows: incremental runs build from the new rows alone and append,
-    reading no history and rewriting no file (`gold.change_history`).
-
-    `accumulate(current, increment)`: for tables of counts that add up. Silver
-    holds each event once and only ever appends, so a touched group's new rows
-    follow from its current rows and `build` of the new source rows alone;
-    `accumulate` combines the two and no history is read
-    (`gold.actor_activity_daily`). A run that finds rows removed from a source
-    since the last one (a rewrite) recomputes from the history instead.
-
-    `extend(current, increment)`: for tables whose rows follow from their events in
-    `event_time` order (timelines). Every commit records each source's newest
-    `event_time`; a touched group whose new rows all come after the newest event of
-    their `ordering_domains` entry (sources whose events are ordered among each other;
-    by default all sources together) is extended from its current rows and its new
-    rows alone (no history read), the others are rebuilt from their history as
-    above. Needs an `event_time` column in every source; not with `expand_groups`.
+    3. `incremental` says how the touched groups reach the table: rebuilt from their history
+       (`RebuildGroups`, the default), appended (`Append`), added up (`Accumulate`) or
+       extended in event-time order (`Extend`).
     """
 
     table: str
@@ -123,9 +147,4 @@ class GoldTableSpec:
     group_key: str
     row_key: tuple[str, ...]
     partition_by: tuple[str, ...] = ()
-    expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
-    expand_group_values: Callable[[list[str], dict[str, DataFrame]], set[str]] | None = None
-    append_only: bool = False
-    accumulate: Callable[[DataFrame, DataFrame], DataFrame] | None = None
-    extend: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
-    ordering_domains: tuple[tuple[str, ...], ...] = ()
+    incremental: IncrementalStrategy = field(default_factory=RebuildGroups)

@@ -5,12 +5,12 @@ metadata (`source_versions`). First run (or a source never seen): full
 build and overwrite. Later runs: the touched groups' complete history is read
 back from the sources, rebuilt, and the table's rows of those groups are
 replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
-equals a full rebuild. An `append_only` table's groups never recur, so its new
-rows are built alone and appended. An `accumulate` table (counts) adds the new
+equals a full rebuild (`RebuildGroups`). An `Append` table's groups never recur, so its new
+rows are built alone and appended. An `Accumulate` table (counts) adds the new
 rows' counts to its touched rows, reading no history while its sources only
 gained rows.
 
-An `extend` table (timelines) also records the sources' newest `event_time` with
+An `Extend` table (timelines) also records the sources' newest `event_time` with
 every commit (`event_time_watermarks`, from file statistics). A touched group whose
 new rows all come later is extended from its current rows and new rows alone; the
 groups with an earlier (late) new row are rebuilt from their history, in the same
@@ -34,7 +34,7 @@ from pyspark.sql.types import StructType
 
 from gold import GROUP
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import Accumulate, Append, Extend, GoldTableSpec, RebuildGroups
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import one_of
 
@@ -47,8 +47,8 @@ EVENT_TIME = "event_time"
 STATISTICS_PRECISION_MICROS = 1_000
 LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the driver
 # Collected groups up to this many filter as an IN list. Each join with the literal table runs a
-# job of its own to broadcast it (0.1-0.25 s warm; a gold task made 2-10); an IN list travels
-# in the plan. Past a few thousand values Spark's parser takes longer than the broadcast.
+# job of its own to broadcast it, several per gold task; an IN list travels in the plan. Past a
+# few thousand values Spark's parser takes longer than the broadcast.
 INLINE_GROUPS = 5_000
 
 
@@ -60,7 +60,7 @@ def _commit_metadata(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, i
     """What a commit records: the source versions it reflects and, for `extend` tables, the
     newest event_time at those versions (None when no source holds one)."""
     metadata = {WATERMARKS: versions, "run_id": ctx.run_id, "mode": mode}
-    if spec.extend is not None:
+    if isinstance(spec.incremental, Extend):
         metadata[EVENT_TIME_WATERMARK] = {
             s: ctx.store.max_micros(s, EVENT_TIME, v) for s, v in versions.items()
         }
@@ -184,13 +184,13 @@ def _path(
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     # absent: recorded by an older release, so unknown; a None value: that source held no event
     newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
-    if spec.append_only:
+    strategy = spec.incremental
+    if isinstance(strategy, Append):
         return APPEND, source_rows, source_rows
-    if spec.accumulate is not None and all(store.only_appended_since(s, seen[s]) for s in changed):
+    if isinstance(strategy, Accumulate) and all(store.only_appended_since(s, seen[s]) for s in changed):
         return ACCUMULATE, source_rows + store.count_added_since(spec.table, None), source_rows
     if (
-        spec.extend is not None
-        and spec.expand_groups is None
+        isinstance(strategy, Extend)
         and all(s in newest_seen for s in present)
         and source_rows <= LOCAL_GROUPS
         and all(store.only_appended_since(s, seen[s]) for s in changed)
@@ -267,7 +267,7 @@ def _accumulate_new_rows(
     try:
         touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), few)
         current = _of_groups(store.read(spec.table), spec.group_key, touched, scratch.values())
-        rows = spec.accumulate(current, spec.build(relevant))
+        rows = spec.incremental.combine(current, spec.build(relevant))
         return _replace(spec, ctx, rows, touched, scratch.values(), metadata)
     finally:
         scratch.release()
@@ -290,7 +290,8 @@ def _replace_touched_groups(
     store = ctx.store
     everything = {s: spec.relevant(s, store.read(s)) for s in present}
     scratch = _Scratch(ctx.spark)
-    remembered = (*shared, spec.relevant, spec.expand_groups)
+    linking = spec.incremental if isinstance(spec.incremental, RebuildGroups) else RebuildGroups()
+    remembered = (*shared, spec.relevant, linking.expand_groups)
     try:
         if remembered in ctx.touched_groups:
             scratch.collected = ctx.touched_groups[remembered]
@@ -299,8 +300,8 @@ def _replace_touched_groups(
             touched = scratch.groups(
                 _union([spec.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
             )
-            if spec.expand_groups is not None:
-                touched = _expanded(spec, scratch, touched, everything, few)
+            if linking.expand_groups is not None:
+                touched = _expanded(linking, scratch, touched, everything, few)
             if scratch.collected is not None:
                 ctx.touched_groups[remembered] = scratch.collected
         history = {s: _of_groups(rows, GROUP, touched, scratch.values()) for s, rows in everything.items()}
@@ -310,17 +311,21 @@ def _replace_touched_groups(
 
 
 def _expanded(
-    spec: GoldTableSpec, scratch: _Scratch, touched: DataFrame, everything: dict[str, DataFrame], few: bool
+    linking: RebuildGroups,
+    scratch: _Scratch,
+    touched: DataFrame,
+    everything: dict[str, DataFrame],
+    few: bool,
 ) -> DataFrame:
-    """The touched groups and the groups `spec.expand_groups` links to them. Collected groups
-    that filter as an IN list are expanded as values (`spec.expand_group_values`): a filtering
-    scan per hop, where the joins of `expand_groups` took five adaptive jobs (0.75 s warm)."""
+    """The touched groups and the groups `linking.expand_groups` links to them. Collected groups
+    that filter as an IN list are expanded as values (`linking.expand_group_values`): a filtering
+    scan per hop instead of the joins' adaptive jobs."""
     values = scratch.values()
-    if spec.expand_group_values is not None and _inline(values):
-        expanded = spec.expand_group_values(values, everything)
+    if linking.expand_group_values is not None and _inline(values):
+        expanded = linking.expand_group_values(values, everything)
         scratch.collected = (sorted(expanded, key=str), scratch.collected[1])
         return scratch.local(*scratch.collected)
-    return scratch.groups(spec.expand_groups(touched, everything), few)
+    return scratch.groups(linking.expand_groups(touched, everything), few)
 
 
 def _extend_touched_groups(
@@ -349,8 +354,8 @@ def _extend_touched_groups(
     in_order = sorted((g for g, is_late in found if not is_late), key=str)
     schema = StructType([flagged[0].schema[GROUP]])
     # The plans compute the new rows and the touched groups' rows. The table is only scanned
-    # through the broadcast groups, which runs as fast interpreted (209k rows: 0.49-0.56 s either
-    # way; 849k: 0.83-1.2 against 0.52-1.2 s), so without late groups the mode follows the new
+    # through the broadcast groups, which runs as fast interpreted as compiled, so without late
+    # groups the mode follows the new
     # rows: one job per action, no code to generate and compile. Late groups' history reads
     # scan every source: then the mode follows those rows, as in `_replace_touched_groups`.
     scanned = source_rows + (sum(store.count_added_since(s, None) for s in present) if late else 0)
@@ -382,7 +387,7 @@ def _replace_extended_and_rebuilt(
             if late
             else relevant
         )
-        parts.append(spec.extend(current, later))
+        parts.append(spec.incremental.extend(current, later))
     if late:
         groups = scratch.local(late, schema)
         history = {s: _of_groups(spec.relevant(s, store.read(s)), GROUP, groups, late) for s in present}
@@ -396,7 +401,7 @@ def _replace_extended_and_rebuilt(
 def _is_late(spec: GoldTableSpec, source: str, newest_seen: dict[str, int | None]) -> Column:
     """True for a row of `source` not after the newest event seen in its ordering domain (within
     the statistics' precision); false for rows without event_time, which no build orders."""
-    domain = next((d for d in spec.ordering_domains if source in d), tuple(newest_seen))
+    domain = next((d for d in spec.incremental.ordering_domains if source in d), tuple(newest_seen))
     known = [newest_seen[s] for s in domain if newest_seen.get(s) is not None]
     if not known:
         return F.lit(False)

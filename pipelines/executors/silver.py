@@ -10,6 +10,7 @@ the silver commit does not quarantine twice when it is re-run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
@@ -149,11 +150,10 @@ def _checked(flagged: DataFrame, suite: Suite | None) -> DataFrame:
     """The typed rows with their `_bad` flag and per-rule results, cached: typed once.
 
     The checks, the quarantine, the deduplication and the write all read this cache. Typing
-    (JSON parsing) is most of a silver task; typing again for the write, with only a narrow
-    frame cached, made bronze + silver of 1M events take 98.7-100.0 s instead of 85.4-88.5 s.
-    The cache is kept uncompressed (`spark.sql.inMemoryColumnarStorage.compressed`, conf):
-    compressing it cost more than it saved. What does not fit in memory spills to disk
-    (the 4M entity changes, ~2.4 GB typed).
+    (JSON parsing) is most of a silver task, so it must not run twice (once for the checks,
+    again for the write). The cache is kept uncompressed
+    (`spark.sql.inMemoryColumnarStorage.compressed`, conf): compressing it cost more than it
+    saved. What does not fit in memory spills to disk.
     """
     bad = (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0)
     return flagged.withColumn("_bad", bad).select("*", *rule_results(suite)).persist()
@@ -214,18 +214,16 @@ def _keys_are_new(spec: SilverTableSpec, ctx: RunContext, watermark: int | None)
     return ctx.store.only_appended_since(spec.source, watermark)
 
 
-def _append_new_keys(
+def _append_as_is(
     spec: SilverTableSpec,
     ctx: RunContext,
     checked: DataFrame,
     suite: Suite | None,
     batch: BatchMeasure,
     commit: dict,
-) -> tuple[int, list[Outcome]] | None:
-    """Append the accepted rows as they are when their keys are distinct (`_keys_are_new` holds,
-    `measure_batch` counted them): no deduplication spec. None when a key repeats after all."""
-    if batch.accepted_distinct != batch.accepted:
-        return None
+) -> tuple[int, list[Outcome]]:
+    """Append the accepted rows as they are: their keys are new to the table and distinct
+    (`WritePath.APPEND_AS_IS`). Returns (rows written, uniqueness)."""
     ctx.store.append(
         _typed(checked.where(~F.col("_bad")), suite),
         spec.table,
@@ -233,7 +231,36 @@ def _append_new_keys(
         metadata=commit,
         rows=batch.accepted,
     )
-    return batch.accepted, batch.accepted_uniqueness
+    return batch.accepted, batch.accepted_uniqueness or []
+
+
+class WritePath(Enum):
+    """How a measured batch reaches its table."""
+
+    NO_ROWS = "no rows"  # every row quarantined: the watermark commit alone, no Spark write
+    APPEND_AS_IS = "append as is"  # keys new to the table and distinct: no deduplication
+    DEDUPLICATE = "deduplicate"  # first landed wins, within the batch and against the table
+
+
+def write_path(batch: BatchMeasure) -> WritePath:
+    """The write path for `batch`. Its distinct keys are measured only where they cannot be in
+    the table yet (`_keys_are_new`); then all distinct means nothing to deduplicate."""
+    if batch.accepted == 0:
+        return WritePath.NO_ROWS
+    if batch.accepted_distinct is not None and batch.accepted_distinct == batch.accepted:
+        return WritePath.APPEND_AS_IS
+    return WritePath.DEDUPLICATE
+
+
+def _measure(
+    spec: SilverTableSpec, ctx: RunContext, narrow: DataFrame, suite: Suite | None, watermark: int | None
+) -> BatchMeasure:
+    """The batch's counts and rule outcomes, with its accepted keys' uniqueness when they
+    cannot be in the table yet (one Spark job either way)."""
+    if _keys_are_new(spec, ctx, watermark):
+        return measure_batch(narrow, suite, "_bad", spec.dedup_key)
+    rows, outcomes, rejected = measure(narrow, suite, count_flag="_bad", precomputed=True)
+    return BatchMeasure(rows, outcomes, rejected)
 
 
 def _versions(spec: SilverTableSpec, warehouse: WarehouseView) -> tuple[int | None, int | None]:
@@ -330,12 +357,8 @@ def _process(
     try:
         unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
         narrow = _narrow(checked, suite, spec.dedup_key, unique_columns)
-        batch = None
-        if _keys_are_new(spec, ctx, watermark):
-            batch = measure_batch(narrow, suite, "_bad", spec.dedup_key)
-            rows_in, outcomes, quarantined = batch.rows, batch.outcomes, batch.rejected
-        else:
-            rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
+        batch = _measure(spec, ctx, narrow, suite, watermark)
+        rows_in, outcomes, quarantined = batch.rows, batch.outcomes, batch.rejected
         fatal = breaches(outcomes)
         if fatal and ctx.config.section("quality")["fail_on_breach"]:
             record_dq(ctx, spec.table, outcomes)
@@ -355,14 +378,16 @@ def _process(
         faults.checkpoint("silver_after_quarantine", spec.table)
 
         commit = _watermark_commit(spec, ctx, source_version)
-        if rows_in == quarantined:  # nothing to write (common for small batches): no dedup, no Spark write
+        path = write_path(batch)
+        if path is WritePath.NO_ROWS:
             rows_out, uniqueness = 0, no_rows_uniqueness(suite)
             store.commit_no_rows(
                 _typed(checked, suite), spec.table, partition_by=list(spec.partition_by), metadata=commit
             )
+        elif path is WritePath.APPEND_AS_IS:
+            rows_out, uniqueness = _append_as_is(spec, ctx, checked, suite, batch, commit)
         else:
-            appended = _append_new_keys(spec, ctx, checked, suite, batch, commit) if batch else None
-            rows_out, uniqueness = appended or _deduplicate_and_append(
+            rows_out, uniqueness = _deduplicate_and_append(
                 spec, ctx, checked, narrow, unique_columns, suite, commit
             )
         record_dq(ctx, spec.table, outcomes + uniqueness)

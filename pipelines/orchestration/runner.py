@@ -8,26 +8,16 @@ Tasks whose upstream tasks are done may run at once, as Databricks runs a job's
 tasks: the graph is wide (fifteen DataWorks families, nine gold tables). Each task
 run beside others gets a Spark session of its own (`task_session`), so its SQL
 settings stay its own; writes to shared tables (`silver.quarantine`, `ops.*`) take
-turns in the table store. `run.parallel_tasks` says how many:
-- `auto` (the default): a small task (fewer rows to read than the profile's
-  `small_input_rows`, weighed by its executor's `pending_rows` from Delta statistics
-  and file sizes: new rows, or every row for a full build or a history rebuild) runs
-  beside other small ones, up to one per core; a large task runs alone. A small task
-  runs in small-input mode, one partition, so it keeps about one core busy and half
-  its seconds are the driver's (plans, commits); a large one keeps every core busy,
-  and two of those at once made a 1M-event full run slower.
-- a number N: up to N tasks at once, whatever their size (for machines with cores to spare).
-- 1: one by one on the calling thread, in the order of `TaskGraph.ordered`.
+turns in the table store. `run.parallel_tasks` says how many
+(`pipelines.orchestration.admission`): with `auto`, small tasks side by side, large ones alone.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import os
 import time
 import uuid
-from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -40,14 +30,13 @@ from pipelines.executors import bronze, gold, silver
 from pipelines.landing.ingestion_log import TABLE as INGESTION_LOG
 from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS, record_run, wait_for_documents
 from pipelines.ops.compaction import TableCompaction, compact_after_run
+from pipelines.orchestration.admission import Start, admission_for
 from pipelines.orchestration.lock import warehouse_lock
-from pipelines.orchestration.weighing import task_rows
 from pipelines.runtime.spark import get_spark, task_session
 from pipelines.runtime.tuning.jit import compiles_with_c1_only
 from pipelines.store import open_configured_store
 
 EXECUTORS = {BronzeTableSpec: bronze.run, SilverTableSpec: silver.run, GoldTableSpec: gold.run}
-AUTO = "auto"
 LAYERS = ("bronze", "silver", "gold")
 SHARED_TABLES = (RUNS, DQ_RESULTS, INGESTION_LOG, silver.QUARANTINE)  # written by many tasks of a run
 
@@ -149,46 +138,12 @@ def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSumm
         raise RunFailed(f"compaction: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
 
 
-# how a ready task may start: beside the running ones, alone here (the pool idle), or not yet
-BESIDE, ALONE = "beside", "alone"
-Admission = Callable[[Task, list[Task]], str | None]  # (task, running tasks) -> BESIDE | ALONE | None
-
-
-def _admission(ctx: RunContext, parallel: int | str) -> tuple[int, Admission | None]:
-    """(most tasks at once, the rule for starting a ready task); no rule: one by one."""
-    if parallel == 1:
-        return 1, None
-    if parallel != AUTO:
-        return parallel, lambda task, running: BESIDE if len(running) < parallel else None
-    limit = ctx.config.profile.get("small_input_rows")
-    width = os.cpu_count() or 1
-    if not limit or width < 2:
-        return 1, None
-    small: dict[str, bool] = {}
-
-    def is_small(task: Task) -> bool:  # weighed once, when it is ready (its inputs are final)
-        if task.key not in small:
-            spec = task.spec(ctx.config)
-            try:
-                small[task.key] = task_rows(spec, ctx.warehouse) < limit
-            except Exception:  # weighed as large: it runs alone and reports its own failure
-                small[task.key] = False
-        return small[task.key]
-
-    def small_beside_small(task: Task, running: list[Task]) -> str | None:
-        if not is_small(task):
-            return None if running else ALONE
-        return BESIDE if len(running) < width and all(is_small(t) for t in running) else None
-
-    return width, small_beside_small
-
-
 def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary: RunSummary) -> str | None:
     """Run `tasks` (in dependency order), each once its upstream tasks among them succeeded.
     After a failure no task starts; those running finish. Returns the first failed task's key.
     A task that runs alone runs on this thread in the run's own session, as one by one."""
-    width, may_start = _admission(ctx, parallel)
-    if may_start is None:
+    admission = admission_for(ctx, parallel)
+    if admission.one_by_one:
         for task in tasks:
             summary.results[task.key] = _run_task(ctx, task.key, task.spec(ctx.config))
             if summary.results[task.key].status == "FAILED":
@@ -206,16 +161,16 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
         else:
             succeeded.add(task.key)
 
-    with ThreadPoolExecutor(width, thread_name_prefix="lakehouse-task") as pool:
+    with ThreadPoolExecutor(admission.width, thread_name_prefix="lakehouse-task") as pool:
         while waiting or running:
             ready = [t for t in waiting if all(d in succeeded for d in t.depends_on if d in keys)]
             ran_alone = False
             for task in ready if failed is None else []:
-                start = may_start(task, list(running.values()))
-                if start is None:
+                start = admission.start(task, list(running.values()))
+                if start is Start.WAIT:
                     continue
                 waiting.remove(task)
-                if start == ALONE:
+                if start is Start.ALONE:
                     settle(task, _run_task(ctx, task.key, task.spec(ctx.config)))
                     ran_alone = True
                     break  # what is ready now follows from its result

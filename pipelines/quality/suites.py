@@ -357,13 +357,14 @@ def _uniqueness_outcomes(row: Row, unique: list[Expectation], total: int) -> lis
 
 @dataclass(frozen=True)
 class BatchMeasure:
-    """`measure` of a batch and `measure_uniqueness` of its accepted rows (see `measure_batch`)."""
+    """`measure` of a batch and, when `measure_batch` took it, `measure_uniqueness` of its accepted
+    rows with their distinct keys (None: not measured, the accepted rows are yet to be deduplicated)."""
 
     rows: int
     outcomes: list[Outcome]
     rejected: int
-    accepted_uniqueness: list[Outcome]
-    accepted_distinct: int
+    accepted_uniqueness: list[Outcome] | None = None
+    accepted_distinct: int | None = None
 
     @property
     def accepted(self) -> int:

@@ -20,7 +20,7 @@ from pipelines.core.config import ConfigError, load_config
 from pipelines.core.context import RunContext
 from pipelines.core.graph import Task
 from pipelines.executors import silver as silver_executor
-from pipelines.orchestration import runner
+from pipelines.orchestration import admission
 from pipelines.orchestration.runner import RunSummary, _run_graph
 from tests.support import toy_graph
 
@@ -114,7 +114,7 @@ def test_each_parallel_task_plans_in_a_session_of_its_own(spark, store, run_task
 @pytest.fixture
 def two_cores(monkeypatch):
     """`auto` runs at most one task a core: the same width on any machine the suite runs on."""
-    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(admission.os, "cpu_count", lambda: 2)
 
 
 def _small_input_rows(tmp_path, rows: int):

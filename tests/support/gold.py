@@ -15,7 +15,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DateType, TimestampType
 
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
 
 DAY = "2026-01-01"
 
@@ -127,11 +127,12 @@ def build_incrementally(
     result = build_all(spec, first)
     touched = touched_groups(spec, second)
     everything = {name: spec.relevant(name, first[name].unionByName(second[name])) for name in second}
-    if spec.expand_groups is not None:
-        expanded = spec.expand_groups(touched, everything).distinct()
-        if spec.expand_group_values is not None:  # the runner's path for collected groups: the same
+    linking = spec.incremental if isinstance(spec.incremental, RebuildGroups) else RebuildGroups()
+    if linking.expand_groups is not None:
+        expanded = linking.expand_groups(touched, everything).distinct()
+        if linking.expand_group_values is not None:  # the runner's path for collected groups: the same
             values = sorted(row[0] for row in touched.collect())
-            assert spec.expand_group_values(values, everything) == {row[0] for row in expanded.collect()}
+            assert linking.expand_group_values(values, everything) == {row[0] for row in expanded.collect()}
         touched = expanded
     history = {name: rows_.join(touched, "_group", "left_semi") for name, rows_ in everything.items()}
     kept = result.join(touched.withColumnRenamed("_group", spec.group_key), spec.group_key, "left_anti")
@@ -164,7 +165,7 @@ def build_extended(
     groups = touched.withColumnRenamed("_group", spec.group_key)
     current = result.join(groups, spec.group_key, "left_semi")
     kept = result.join(groups, spec.group_key, "left_anti")
-    return kept.unionByName(spec.extend(current, later).select(*result.columns))
+    return kept.unionByName(spec.incremental.extend(current, later).select(*result.columns))
 
 
 def assert_extended_equals_full(
@@ -185,4 +186,6 @@ def build_accumulated(
     touched = touched_groups(spec, second).withColumnRenamed("_group", spec.group_key)
     current = result.join(touched, spec.group_key, "left_semi")
     kept = result.join(touched, spec.group_key, "left_anti")
-    return kept.unionByName(spec.accumulate(current, build_all(spec, second)).select(*result.columns))
+    return kept.unionByName(
+        spec.incremental.combine(current, build_all(spec, second)).select(*result.columns)
+    )
