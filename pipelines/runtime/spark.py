@@ -15,11 +15,12 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pyspark import SparkContext
+from pyspark import SparkConf, SparkContext
 from pyspark.errors import PySparkRuntimeError
 from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
+from pipelines.runtime import console
 from pipelines.runtime.java import ensure_java
 from pipelines.runtime.tuning import allocator
 from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS, finish_recording_at_exit, for_session
@@ -153,11 +154,16 @@ def _new_session(config: Config, spark_conf: dict, java_options: str = "") -> Sp
     if profile.get("master"):
         builder = builder.master(profile["master"])
     settings = dict(spark_conf)
-    if java_options:
-        own = str(settings.get(JAVA_OPTIONS, "")).strip()
-        settings[JAVA_OPTIONS] = f"{own} {java_options}".strip()
+    own = str(settings.get(JAVA_OPTIONS, "")).strip()
+    settings[JAVA_OPTIONS] = " ".join(filter(None, [own, java_options, console.java_options(own)]))
     for key, value in settings.items():
         builder = builder.config(key, str(value))
+    if SparkContext._active_spark_context is None:
+        conf = SparkConf().setAll([(k, str(v)) for k, v in settings.items()])
+        conf.setAppName(profile.get("app_name", "catalog-lakehouse"))
+        if profile.get("master"):
+            conf.setMaster(profile["master"])
+        console.start_driver(conf)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
@@ -197,9 +203,8 @@ def small_input_mode(spark: SparkSession, rows: int, limit: int | None) -> Itera
 
     Why: Spark compiles generated Java for every new plan, and adaptive execution splits each
     action into a job per shuffle stage; for our wide typing plans that costs seconds per task,
-    far more than evaluating a few thousand rows interpreted in one job (a 1% incremental run at
-    250k events: silver and gold 121 s as before, 92 s interpreted, less again with one job per
-    action). Large inputs keep the defaults, which pay off once there are enough rows.
+    far more than evaluating a few thousand rows interpreted in one job. Large inputs keep the
+    defaults, which pay off once there are enough rows.
     """
     if not limit or rows >= limit:
         yield False
@@ -222,9 +227,8 @@ def filters_stay_put(spark: SparkSession) -> Iterator[None]:
     Why: Spark moves a filter below a projection by copying the projected expressions into
     it, so they are computed twice. The silver write keeps the typed rows without `_bad`,
     and `_bad` is built from every typed column's cast check: pushed down, every row's
-    JSON was parsed in the filter and again in the projection (the write of
-    silver_datahub_entity_changes took 2.5 times its typing pass at 1M events). Filters
-    right above a table scan still reach the Parquet reader.
+    JSON was parsed in the filter and again in the projection. Filters right above a table
+    scan still reach the Parquet reader.
     """
     rules = [r for r in (spark.conf.get(EXCLUDED_RULES, None) or "").split(",") if r.strip()]
     with session_conf(spark, {EXCLUDED_RULES: ",".join(dict.fromkeys([*rules, *FILTER_PUSHDOWN_RULES]))}):
