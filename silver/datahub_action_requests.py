@@ -25,8 +25,7 @@ def may_be_proposal(entity_type: str) -> Column:
     A record whose `entityType` is `entity_type` has that text in `raw` unless one of its
     letters is written as a `\\uXXXX` escape (the only escape JSON has for a letter), so
     nothing is missed; a few per cent of the feed are proposals, and the rest need not have
-    their envelope, parameters and event id parsed only to be dropped (about 15% of the
-    typing pass at 1M events).
+    their envelope, parameters and event id parsed only to be dropped.
     """
     raw = F.col("raw")
     return ~F.col("is_corrupt") & (raw.contains(entity_type) | raw.contains("\\u"))

@@ -134,8 +134,8 @@ def _file_texts(spark, scans: list[FileScan]) -> DataFrame:
     """One row per file: its whole (decompressed) text with the scan's findings.
 
     Up to `INLINE_FILES` files, the findings travel in the plan as a literal map from path;
-    a join with them as a frame would first run a Spark job to broadcast it (0.1-0.2 s, on
-    every ingest of a few new files)."""
+    a join with them as a frame would first run a Spark job to broadcast it, on every ingest
+    of a few new files."""
     texts = spark.read.text([literal_path(s.file.path) for s in scans], wholetext=True).select(
         spark_path_key(F.col("_metadata.file_path")).alias("source_file"), F.col("value").alias("content")
     )

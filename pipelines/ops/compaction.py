@@ -2,17 +2,16 @@
 
 Why: every run appends at least one file to each table it writes (a 15-minute
 schedule: ~100 a day a table, and `ops.runs` gets one per task), and every later read
-opens each of them: a scan of the same 500k silver rows took 0.45 s from 10 files and
-1.7 s from 1,000 (benchmarks/README, "Small files"). Incremental work would grow with
-the number of runs so far instead of with the new data.
+opens each of them, so a scan of a table made of a thousand small files takes several
+times as long as of ten. Incremental work would grow with the number of runs so far
+instead of with the new data.
 
 Policy (`maintenance` in conf/lakehouse.yaml): after a run, each table it wrote whose
 small files (under `compact_target_file_mb`) reach `compact_min_files` is compacted
 into files of about that size. Compaction changes no data (`dataChange: false`), so no
-incremental reader sees new rows. The defaults follow what was measured on a 1M-event
-warehouse: each scheduled run since the last compaction made the next one ~0.16 s slower,
-and compacting the whole warehouse cost ~6 s, so compacting every ~10-20 runs (20 small
-files: a table gains one or two a run) costs least overall. A 32 MB target bounds what a
+incremental reader sees new rows. Each run since the last compaction makes the next one a
+little slower and compacting costs a few seconds, so compacting every ten to twenty runs
+(20 small files: a table gains one or two a run) costs least overall (docs/performance.md). A 32 MB target bounds what a
 compaction rewrites: files already that large are left alone, so the cost follows the new
 small files, not the table's history. `lakehouse optimize` compacts on demand with the
 same store call.

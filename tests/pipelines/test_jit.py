@@ -102,6 +102,7 @@ def test_a_small_run_compiles_with_c1_only_unless_the_profile_says_otherwise(lan
         added.unlink()
 
 
+@pytest.mark.slow  # starts JVMs in subprocesses
 def test_c1_only_keeps_the_tiered_code_cache(config):
     """HotSpot alone would give a C1-only JVM a client VM's 48 MB code cache, which Spark fills."""
     java = Path(ensure_java()) / "bin" / "java"
@@ -121,6 +122,7 @@ def test_the_suites_long_lived_jvm_keeps_the_default_compilers(spark):
     assert not compiles_with_c1_only(spark)
 
 
+@pytest.mark.slow  # starts `lakehouse run` JVMs in subprocesses
 @pytest.mark.parametrize(
     ("options", "c1"),
     [([], True), (["--every", "1s", "--max-runs", "1"], False)],  # --every: one JVM for many runs

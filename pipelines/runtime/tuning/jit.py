@@ -1,14 +1,12 @@
 """How a new local JVM compiles code, chosen from the size of the one run it is started for.
 
 HotSpot compiles hot code twice: at once with its quick C1 compiler, later again, optimised,
-with C2. In a JVM's first minute C2 spends ~15 s of CPU on Spark's own code (Jackson,
-Janino, task serialization: benchmarks/README.md, session 25), on a 2-core machine beside
-the run's own work. A small increment in a new `lakehouse run` process is over before that
-pays back, so it starts with C1 only (`QUICK_JIT_OPTIONS`): on a 1M-event warehouse a 10k
-increment took 31.2-32.1 s against 43.5-44.1 s, a 300k one 96.2-102.1 s against 105.5-112.5 s.
-A 600k increment (133.5-137.2 s against 129.3-131.2 s) and a full build (1M events: 138.8
-against 126.2 s) run long enough for C2's code to win, and so does a JVM that serves many
-runs (`lakehouse run --every`, tests): those keep HotSpot's default.
+with C2. In a JVM's first minute C2 spends many seconds of CPU on Spark's own code (Jackson,
+Janino, task serialization), on a small machine beside the run's own work. A small increment
+in a new `lakehouse run` process is over before that pays back, so it starts with C1 only
+(`QUICK_JIT_OPTIONS`). Large increments, full builds and a JVM that serves many runs
+(`lakehouse run --every`, tests) run long enough for C2's code to win: those keep HotSpot's
+default (the measurements: docs/performance.md).
 
 The profile's `quick_jit_below_records` is the size: when the rows the run's tasks have in
 sight before it starts, summed, are fewer than that, the JVM starts with C1 only. Each task
@@ -29,9 +27,8 @@ from pipelines.runtime.spark import jvm_options
 from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS
 
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
-# C1 alone makes HotSpot size the code cache as a client VM's, 48 MB instead of 240: Spark's
-# code and the classes it generates filled that in a 10k increment at 1M events ("Out of
-# space in CodeCache", then the SparkContext died), so the tiered default is kept.
+# C1 alone makes HotSpot size the code cache as a client VM's, a fifth of the tiered size, which
+# Spark's generated classes can fill ("Out of space in CodeCache"): the tiered size is kept.
 CODE_CACHE = "-XX:ReservedCodeCacheSize=240m"
 QUICK_JIT_OPTIONS = f"{QUICK_JIT} {CODE_CACHE}"
 PROFILE_KEY = "quick_jit_below_records"
