@@ -83,6 +83,7 @@ def test_spec_samples_come_out_typed(demo):
     assert (owner.ownerUrn, owner.type) == ("urn:li:corpuser:jdoe", "TECHNICAL_OWNER")
 
 
+@pytest.mark.slow  # runs the whole pipeline a second time
 def test_second_run_changes_no_table(demo, spark):
     config, store, _summary = demo
     data_tables = [t for t in store.tables() if not t.startswith("ops.")]

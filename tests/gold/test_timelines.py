@@ -291,6 +291,7 @@ def test_later_events_extend_current_rows_like_a_full_rebuild(sources):
     ]
 
 
+@pytest.mark.slow  # replays a stream at many cut points
 @pytest.mark.parametrize("spec", [tag_timeline.SPEC, ownership_timeline.SPEC], ids=["tags", "owners"])
 def test_a_random_in_order_stream_extended_at_any_cut_equals_a_full_rebuild(sources, spec):
     """Hundreds of random DataHub events on two datasets, a field and three tags/owners, with

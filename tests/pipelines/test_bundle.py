@@ -9,7 +9,7 @@ import pytest
 import yaml
 from databricks.bundles.jobs import Job, Task
 
-from pipelines.cli.commands import main
+from pipelines.cli import main
 from pipelines.core.config import PROJECT_ROOT, load_config
 from pipelines.core.graph import load_graph
 from pipelines.deploy import bundle

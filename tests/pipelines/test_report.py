@@ -10,7 +10,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pipelines.cli.commands import main
+from pipelines.cli import main
 from pipelines.ops.bookkeeping import DQ_RESULTS, DQ_SCHEMA, RUNS, RUNS_SCHEMA
 from pipelines.quality.report import build_report, write_report
 from pipelines.store import open_store

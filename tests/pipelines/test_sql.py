@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from pipelines.cli.commands import main
+from pipelines.cli import main
 from pipelines.query import sql
 from pipelines.store import open_store
 

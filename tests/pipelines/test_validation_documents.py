@@ -10,7 +10,7 @@ import json
 import os
 import time
 
-from pipelines.cli.commands import main
+from pipelines.cli import main
 from pipelines.core.config import load_config
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.quality.validation_documents import DAY_SECONDS, LABEL, expired, table_folder

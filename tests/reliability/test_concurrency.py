@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pipelines.cli.commands import main as cli
+from pipelines.cli import commands as cli
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.orchestration.lock import warehouse_lock
 from pipelines.orchestration.runner import run_pipeline
