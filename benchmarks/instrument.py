@@ -1,14 +1,15 @@
 """Timers and memory samples around the pipeline's own functions, for the duration of a benchmark run.
 
 Why: the benchmark must say where the seconds and megabytes go per task
-without editing `pipelines/`. `Instrumentation` wraps the runner's task call
-and the silver executor's quality steps; `MemorySampler` samples the driver
+without editing `pipelines/`. `Instrumentation` watches each task through the
+run's task observer (`run_pipeline(..., observer=...)`) and wraps the executors'
+scan, quality and write steps; `MemorySampler` samples the driver
 (JVM heap through py4j, JVM and Python resident sizes from /proc) in a
 background thread and keeps the peaks per task.
 
     sampler = MemorySampler(spark)
     with Instrumentation(spark, sampler).active() as timings:
-        run_pipeline(config, spark=spark)
+        run_pipeline(config, spark=spark, observer=timings)
     timings.tasks  # [TaskTiming(...), ...]
 """
 
@@ -22,6 +23,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from pipelines.core.context import TaskObserver
 
 MB = 1024 * 1024
 
@@ -249,7 +252,7 @@ def _job_span(status, job_id: int, spans: dict[int, tuple[float, float]]) -> boo
     return True
 
 
-class Instrumentation:
+class Instrumentation(TaskObserver):
     """Wraps the runner's `_run_task` and the silver executor's DQ steps with timers while active.
 
     The DQ split works because the silver executor persists the flagged rows and
@@ -286,13 +289,10 @@ class Instrumentation:
 
     @contextlib.contextmanager
     def active(self) -> Iterator[Instrumentation]:
-        from pipelines import runner
         from pipelines.executors import bronze, silver
         from pipelines.store import TableStore
 
         patches = [
-            (runner, "_run_task", self._wrap_task),
-            (runner, "record_run", self._wrap_timer("bookkeeping_s", bookkeeping=True)),
             (bronze, "scan", self._wrap_timer("scan_s")),
             (silver, "measure", self._wrap_materialised("typing_s", "dq_rules_s")),
             (silver, "measure_batch", self._wrap_materialised("typing_s", "dq_rules_s")),
@@ -318,34 +318,41 @@ class Instrumentation:
     def for_phase(self, phase: str) -> list[TaskTiming]:
         return [t for t in self.tasks if t.phase == phase]
 
-    def _wrap_task(self, real: Callable) -> Callable:
-        def run_task(ctx, key, job):
-            timing = TaskTiming(self.phase, key, job.table, job.table.split(".")[0])
-            group = f"bench:{self.phase}:{key}"
-            self.spark.sparkContext.setJobGroup(group, key)  # per thread: parallel tasks keep theirs
-            self.sampler.task_started(f"{self.phase}:{key}")
-            self.current = timing
-            timing.started = time.monotonic()
-            try:
-                result = real(ctx, key, job)
-            finally:
-                timing.seconds = time.monotonic() - timing.started
-                self.current = None
-                peaks = self.sampler.task_ended(f"{self.phase}:{key}")
-                timing.driver_mb = peaks.get("driver_rss_mb", 0.0)
-                timing.heap_mb = peaks.get("jvm_heap_used_mb", 0.0)
-            self._count_jobs(timing, group)
-            timing.status = result.status
-            timing.source_rows, timing.rows_in, timing.rows_out = (
-                result.source_rows,
-                result.rows_in,
-                result.rows_out,
-            )
-            timing.quarantined, timing.duplicates = result.rows_quarantined, result.rows_duplicate
-            self.tasks.append(timing)
-            return result
+    def task_started(self, key: str, spec) -> None:
+        timing = TaskTiming(self.phase, key, spec.table, spec.table.split(".")[0])
+        self.spark.sparkContext.setJobGroup(self._group(key), key)  # per thread: parallel tasks keep theirs
+        self.sampler.task_started(f"{self.phase}:{key}")
+        self.current = timing
+        timing.started = time.monotonic()
 
-        return run_task
+    def task_executed(self, key: str, spec, result) -> None:
+        if self.current is not None:
+            self._bookkeeping += 1  # the task's ops.runs row: its writes are not the task's
+            self._thread.recording_since = time.monotonic()
+
+    def task_recorded(self, key: str, spec, result) -> None:
+        timing = self.current
+        if timing is None:
+            return
+        self._bookkeeping -= 1
+        timing.bookkeeping_s += time.monotonic() - self._thread.recording_since
+        timing.seconds = time.monotonic() - timing.started
+        self.current = None
+        peaks = self.sampler.task_ended(f"{self.phase}:{key}")
+        timing.driver_mb = peaks.get("driver_rss_mb", 0.0)
+        timing.heap_mb = peaks.get("jvm_heap_used_mb", 0.0)
+        self._count_jobs(timing, self._group(key))
+        timing.status = result.status
+        timing.source_rows, timing.rows_in, timing.rows_out = (
+            result.source_rows,
+            result.rows_in,
+            result.rows_out,
+        )
+        timing.quarantined, timing.duplicates = result.rows_quarantined, result.rows_duplicate
+        self.tasks.append(timing)
+
+    def _group(self, key: str) -> str:
+        return f"bench:{self.phase}:{key}"
 
     def _count_jobs(self, timing: TaskTiming, group: str) -> None:
         tracker = self.spark.sparkContext.statusTracker()

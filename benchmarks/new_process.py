@@ -7,7 +7,7 @@ run, so it cannot show that cost; `benchmarks.run` starts this module for a seco
 increment and reports both.
 
 Prints the task log, then one JSON line: start-up and pipeline seconds, whether the JVM
-mapped a class archive and which compilers it ran (`pipelines.jit`), and per task its
+mapped a class archive and which compilers it ran (`pipelines.runtime.tuning.jit`), and per task its
 status, rows written and table rows afterwards (so the rows reconcile with the warehouse).
 A JVM that records the archive writes it after that line, as it exits: the parent stops
 its clock at the line.
@@ -38,9 +38,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def class_archive_use(spark) -> str:
     """`mapped`, `recording` or `off`: whether this JVM started from a class archive
-    (`pipelines.class_archive`), read from its own command line."""
-    from pipelines.class_archive import MAP_OPTION, RECORD_OPTION
-    from pipelines.spark import jvm_options
+    (`pipelines.runtime.tuning.class_archive`), read from its own command line."""
+    from pipelines.runtime.spark import jvm_options
+    from pipelines.runtime.tuning.class_archive import MAP_OPTION, RECORD_OPTION
 
     arguments = " ".join(jvm_options(spark))
     if MAP_OPTION in arguments:
@@ -51,11 +51,12 @@ def class_archive_use(spark) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the graph once; exit 1 (with the reason in the JSON line) when a task failed."""
     from benchmarks.workload import restrict_graph, with_engine
-    from pipelines.config import load_config
-    from pipelines.graph import load_graph
-    from pipelines.jit import compiles_with_c1_only, java_options_for_one_run
-    from pipelines.runner import LAYERS, RunFailed, run_pipeline
-    from pipelines.spark import engine_in_use, get_spark
+    from pipelines.core.config import load_config
+    from pipelines.core.graph import load_graph
+    from pipelines.orchestration.runner import LAYERS, RunFailed, run_pipeline
+    from pipelines.orchestration.weighing import java_options_for_one_run
+    from pipelines.runtime.spark import engine_in_use, get_spark
+    from pipelines.runtime.tuning.jit import compiles_with_c1_only
     from pipelines.store import open_configured_store
 
     args = parse_args(argv)
@@ -73,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         figures["pipeline_s"] = round(summary.seconds, 2)
         store = open_configured_store(spark, config)
         for task in graph.ordered():
-            result, table = summary.results.get(task.key), task.job(config).table
+            result, table = summary.results.get(task.key), task.spec(config).table
             figures["tasks"].append(
                 {
                     "key": task.key,

@@ -1,7 +1,7 @@
 """`python -m benchmarks.run`: wall time, throughput and memory of the pipeline, per stage, with targets.
 
 Why: performance claims need numbers a reader can reproduce with one command.
-One run generates N events, runs the job graph from an empty warehouse
+One run generates N events, runs the task graph from an empty warehouse
 (Spark start-up included), adds ~1% new events in new files and runs again
 incrementally; after each run the DuckDB reference does the core DataHub work
 on the same files, timed in the same process, and is cross-checked against
@@ -101,7 +101,7 @@ class Phase:
 
 def run_phase(instrumentation: Instrumentation, config, graph, store, name: str, events: int) -> Phase:
     """One `run_pipeline` call, timed; then each task's table size from the Delta log."""
-    from pipelines.runner import RunFailed, run_pipeline
+    from pipelines.orchestration.runner import RunFailed, run_pipeline
 
     instrumentation.phase = name
     instrumentation.sampler.switch(name)
@@ -109,7 +109,9 @@ def run_phase(instrumentation: Instrumentation, config, graph, store, name: str,
     cpu_before = jvm_cpu_seconds(instrumentation.sampler.jvm_pid)
     started = time.monotonic()
     try:
-        phase.pipeline_s = run_pipeline(config, graph=graph, spark=instrumentation.spark).seconds
+        phase.pipeline_s = run_pipeline(
+            config, graph=graph, spark=instrumentation.spark, observer=instrumentation
+        ).seconds
     except RunFailed as exc:  # keep what was measured; the report and the exit code say it failed
         phase.error = str(exc)
         phase.pipeline_s = time.monotonic() - started
@@ -177,7 +179,7 @@ def run_new_process(bench: Bench, events: int, seed: int, conf: str | None, task
         command += ["--conf", str(Path(conf).resolve())]
     if tasks:
         command += ["--tasks", ",".join(tasks)]
-    from pipelines.config import PROJECT_ROOT
+    from pipelines.core.config import PROJECT_ROOT
 
     bench.sampler.switch("new_process")  # the benchmark's own JVM idles meanwhile; not a run's peak
     started, wall, result, output = time.monotonic(), None, None, []
@@ -214,7 +216,7 @@ def cross_check(ref, store) -> dict:
 
     missing = [t for t in GOLD_TIMELINES if not store.exists(t)]
     if missing:
-        return {"skipped": f"gold tables absent: {', '.join(missing)} (not in the job graph?)"}
+        return {"skipped": f"gold tables absent: {', '.join(missing)} (not in the task graph?)"}
     checks = {}
     for table, keys in (("tag_timeline", ["tag_urn"]), ("ownership_timeline", ["owner_urn", "owner_type"])):
         gold = store.read(f"gold.{table}").where(F.col("source") == "datahub")
@@ -371,9 +373,9 @@ def run_size(
     every group they touch is rebuilt from its history). `engine`: `storage.engine` for every run
     (None: the configuration's).
     """
-    from pipelines.config import load_config
-    from pipelines.graph import load_graph
-    from pipelines.spark import get_spark
+    from pipelines.core.config import load_config
+    from pipelines.core.graph import load_graph
+    from pipelines.runtime.spark import get_spark
     from pipelines.store import open_configured_store
 
     landing, warehouse = workdir / "landing", workdir / "warehouse"

@@ -1,9 +1,8 @@
 """`python -m benchmarks.schedule`: many small scheduled runs on one warehouse, timed one by one.
 
 Why: the benchmark's full and incremental runs never show what a schedule does to a
-warehouse over time. Every run adds files to the tables it writes; before session 18
-nothing merged them, and each run made the next one ~0.16 s slower at 1M events
-(benchmarks/README, "Small files"). This runs `--runs` increments of `--events` events
+warehouse over time. Every run adds files to the tables it writes, and unmerged small
+files make each run slower than the one before (compaction keeps that in check). This runs `--runs` increments of `--events` events
 on an existing warehouse in one warm session (a `lakehouse run --every` process), and
 prints per run its seconds, the data files the warehouse holds after it and the tables
 it compacted, so a cost that grows with the number of runs shows as a trend.
@@ -46,9 +45,9 @@ def data_files(store) -> int:
 def run_schedule(args: argparse.Namespace, spark=None) -> list[dict]:
     """The runs, each: its number, seconds, files after it and the tables it compacted."""
     from benchmarks.workload import add_increment
-    from pipelines.config import load_config
-    from pipelines.runner import run_pipeline
-    from pipelines.spark import get_spark
+    from pipelines.core.config import load_config
+    from pipelines.orchestration.runner import run_pipeline
+    from pipelines.runtime.spark import get_spark
     from pipelines.store import open_configured_store
 
     config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)

@@ -11,7 +11,7 @@ changes results shows.
         --set spark.databricks.delta.snapshotPartitions=1 --rounds 2
 
 Settings are SQL settings the running session takes (`spark.conf.set`); each task's own
-session copies them (`pipelines.spark.task_session`).
+session copies them (`pipelines.runtime.spark.task_session`).
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ def table_rows(store) -> dict[str, int]:
 def one_pass(spark, config, graph, base: Path, folder: Path, settings: dict, sizes: tuple[int, int]) -> dict:
     """A full build and an incremental run on a fresh copy of `base` (`sizes`: its events, the
     increment's), with `settings` set."""
-    from pipelines.runner import run_pipeline
-    from pipelines.spark import session_conf
+    from pipelines.orchestration.runner import run_pipeline
+    from pipelines.runtime.spark import session_conf
     from pipelines.store import open_configured_store
 
     landing, warehouse = folder / "landing", folder / "warehouse"
@@ -86,9 +86,9 @@ def one_pass(spark, config, graph, base: Path, folder: Path, settings: dict, siz
 
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.report import _table
-    from pipelines.config import load_config
-    from pipelines.graph import load_graph
-    from pipelines.spark import get_spark
+    from pipelines.core.config import load_config
+    from pipelines.core.graph import load_graph
+    from pipelines.runtime.spark import get_spark
 
     args = parse_args(argv)
     settings = dict(args.settings)

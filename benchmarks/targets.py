@@ -1,4 +1,4 @@
-"""The targets of issue #6, checked against the figures of one or more sizes.
+"""The performance targets, checked against the figures of one or more sizes.
 
 Why: a reader should see at a glance which goals hold on the machine the run
 came from; a goal whose size was not run says so (N/A) with the largest

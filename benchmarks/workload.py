@@ -19,8 +19,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from pipelines.config import Config
-from pipelines.graph import JobGraph
+from pipelines.core.config import Config
+from pipelines.core.graph import TaskGraph
 
 MB = 1024 * 1024
 ENGINES = ("delta-rs", "delta-spark")  # the table engines `storage.engine` can name besides `auto`
@@ -28,7 +28,7 @@ ENGINES = ("delta-rs", "delta-spark")  # the table engines `storage.engine` can 
 
 def generate_landing(landing: Path, events: int, seed: int) -> dict[str, int]:
     """The base landing folder, written from scratch."""
-    from pipelines.generate import generate
+    from pipelines.synthetic.generator import generate
 
     if landing.exists():
         shutil.rmtree(landing)
@@ -44,7 +44,7 @@ def add_increment(
     2024-2025 (and the increments before it) at the base's pace, as a live feed's next batch
     does (its own late arrivals included); None spreads them over 2024-2025, inside the history.
     """
-    from pipelines.generate import generate
+    from pipelines.synthetic.generator import generate
 
     number = 1
     while any((landing / source / f"incr-{number}").exists() for source in _sources(landing)):
@@ -65,7 +65,7 @@ def add_increment(
 def window_after_base(base_events: int, events: int, number: int) -> tuple[int, int]:
     """(first, last) epoch ms of increment `number` (1, 2, ...): the time `events` take at the
     pace of a base of `base_events` over 2024-2025, right after the previous increment's."""
-    from pipelines.generate import END_MS, START_MS
+    from pipelines.synthetic.generator import END_MS, START_MS
 
     width = max(1, (END_MS - START_MS) * events // max(base_events, 1))
     first = END_MS + 1 + (number - 1) * width
@@ -104,7 +104,7 @@ def with_engine(config: Config, engine: str | None) -> Config:
     return Config(raw)
 
 
-def restrict_graph(graph: JobGraph, keys: list[str]) -> JobGraph:
+def restrict_graph(graph: TaskGraph, keys: list[str]) -> TaskGraph:
     """The tasks `keys` and every task they depend on, directly or not (declaration order kept)."""
     by_key = {t.key: t for t in graph.tasks}
     unknown = sorted(set(keys) - set(by_key))

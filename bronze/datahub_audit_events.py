@@ -4,9 +4,9 @@ The page's `nextScrollId` and `total` stay beside every record so a gap in a
 scroll can be noticed later.
 """
 
-from pipelines.jobs import BronzeJob
+from pipelines.core.table_specs import BronzeTableSpec
 
-JOB = BronzeJob(
+SPEC = BronzeTableSpec(
     table="bronze.datahub_audit_events",
     source="datahub_audit",
     record_arrays=("usageEvents",),

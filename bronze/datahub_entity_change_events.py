@@ -1,5 +1,5 @@
 """bronze.datahub_entity_change_events: DataHub Entity Change Events (EntityChangeEvent_v1) as landed."""
 
-from pipelines.jobs import BronzeJob
+from pipelines.core.table_specs import BronzeTableSpec
 
-JOB = BronzeJob(table="bronze.datahub_entity_change_events", source="datahub_ece")
+SPEC = BronzeTableSpec(table="bronze.datahub_entity_change_events", source="datahub_ece")

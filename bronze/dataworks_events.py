@@ -5,6 +5,6 @@ deliveries wrap the payload in `messageBody`, whose envelope (messageId,
 eventType, ...) is kept in `container`.
 """
 
-from pipelines.jobs import BronzeJob
+from pipelines.core.table_specs import BronzeTableSpec
 
-JOB = BronzeJob(table="bronze.dataworks_events", source="dataworks", record_objects=("messageBody",))
+SPEC = BronzeTableSpec(table="bronze.dataworks_events", source="dataworks", record_objects=("messageBody",))

@@ -1,5 +1,5 @@
 """bronze.openmetadata_change_events: OpenMetadata ChangeEvents as landed."""
 
-from pipelines.jobs import BronzeJob
+from pipelines.core.table_specs import BronzeTableSpec
 
-JOB = BronzeJob(table="bronze.openmetadata_change_events", source="openmetadata")
+SPEC = BronzeTableSpec(table="bronze.openmetadata_change_events", source="openmetadata")

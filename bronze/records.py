@@ -2,7 +2,7 @@
 
 One input row per file (its whole text, decompressed by Spark). Lines (JSON
 Lines) or the whole document become values; a value that is an array, or a
-wrapper named by the job (an audit search page's `usageEvents`, a DataWorks
+wrapper named by the table spec (an audit search page's `usageEvents`, a DataWorks
 Function Compute `messageBody`), yields its records. A record that is not a
 JSON object is kept with `is_corrupt` and the reason.
 
@@ -18,8 +18,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import BronzeJob
-from pipelines.landing import CORRUPT_DOCUMENT, LINES
+from pipelines.core.table_specs import BronzeTableSpec
+from pipelines.landing.discovery import CORRUPT_DOCUMENT, LINES
 
 BOM = "^\ufeff"
 
@@ -28,18 +28,18 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def _elements_sql(job: BronzeJob, value: str) -> str:
+def _elements_sql(spec: BronzeTableSpec, value: str) -> str:
     """SQL: array<string> of the records held by one JSON value."""
     cases = [
         f"WHEN ltrim({value}) LIKE '[%' THEN coalesce(from_json({value}, 'array<string>'), array({value}))"
     ]
-    for name in job.record_arrays:
+    for name in spec.record_arrays:
         path = _sql_string(f"$.{name}")
         cases.append(
             f"WHEN get_json_object({value}, {path}) IS NOT NULL THEN "
             f"coalesce(from_json(get_json_object({value}, {path}), 'array<string>'), array({value}))"
         )
-    for name in job.record_objects:
+    for name in spec.record_objects:
         path = _sql_string(f"$.{name}")
         cases.append(
             f"WHEN get_json_object({value}, {path}) LIKE '{{%' THEN array(get_json_object({value}, {path}))"
@@ -47,9 +47,9 @@ def _elements_sql(job: BronzeJob, value: str) -> str:
     return "CASE " + " ".join(cases) + f" ELSE array({value}) END"
 
 
-def _container_sql(job: BronzeJob, value: str) -> str:
+def _container_sql(spec: BronzeTableSpec, value: str) -> str:
     """SQL: the wrapper's other fields as JSON text (page info, FC envelope), else null."""
-    fields = list(job.record_arrays) + list(job.record_objects)
+    fields = list(spec.record_arrays) + list(spec.record_objects)
     if not fields:
         return "CAST(NULL AS STRING)"
     present = " OR ".join(f"get_json_object({value}, {_sql_string('$.' + f)}) IS NOT NULL" for f in fields)
@@ -60,7 +60,7 @@ def _container_sql(job: BronzeJob, value: str) -> str:
     )
 
 
-def _records_sql(job: BronzeJob, content: str) -> str:
+def _records_sql(spec: BronzeTableSpec, content: str) -> str:
     """SQL: array of (line_number, raw, container, page columns...) for one file's text.
 
     Per line (or document) the records, the container and the page columns are
@@ -70,10 +70,10 @@ def _records_sql(job: BronzeJob, content: str) -> str:
     """
     page_fields = "".join(
         f", '{column}', get_json_object(x.text, {_sql_string('$.' + field)})"
-        for column, (field, _dtype) in job.page_columns.items()
+        for column, (field, _dtype) in spec.page_columns.items()
     )
-    page_refs = "".join(f", '{column}', y.{column}" for column in job.page_columns)
-    elements = _elements_sql(job, "x.text")
+    page_refs = "".join(f", '{column}', y.{column}" for column in spec.page_columns)
+    elements = _elements_sql(spec, "x.text")
     return f"""
     flatten(transform(
         transform(
@@ -84,7 +84,7 @@ def _records_sql(job: BronzeJob, content: str) -> str:
             x -> named_struct(
                 'line', x.line,
                 'elements', CASE WHEN mode = '{CORRUPT_DOCUMENT}' THEN array(x.text) ELSE {elements} END,
-                'container', {_container_sql(job, "x.text")}{page_fields})),
+                'container', {_container_sql(spec, "x.text")}{page_fields})),
         y -> transform(y.elements,
             e -> named_struct('line_number', CAST(y.line AS BIGINT), 'raw', e,
                               'container', y.container{page_refs}))))
@@ -123,16 +123,16 @@ def spark_path_key(file_path: Column) -> Column:
 FILE_COLUMNS = ("source_file", "file_hash", "source_modified_at", "mode")
 
 
-def _records_of_any_file(files: DataFrame, job: BronzeJob) -> DataFrame:
+def _records_of_any_file(files: DataFrame, spec: BronzeTableSpec) -> DataFrame:
     """The general path: records, their container and page columns, per file row."""
     content = f"regexp_replace(content, '{BOM}', '')"
     return files.select(
         *FILE_COLUMNS,
-        F.posexplode(F.expr(_records_sql(job, content))).alias("record_index", "rec"),
+        F.posexplode(F.expr(_records_sql(spec, content))).alias("record_index", "rec"),
     ).select(*FILE_COLUMNS, "record_index", "rec.*")
 
 
-def _records_of_line_files(files: DataFrame, job: BronzeJob) -> DataFrame:
+def _records_of_line_files(files: DataFrame, spec: BronzeTableSpec) -> DataFrame:
     """The fast path for files with one record on every line: the lines are the records."""
     lines = files.select(
         *FILE_COLUMNS,
@@ -140,7 +140,7 @@ def _records_of_line_files(files: DataFrame, job: BronzeJob) -> DataFrame:
     ).where(F.col("raw").rlike(r"\S"))
     page = [
         F.get_json_object("raw", f"$.{field}").alias(column)
-        for column, (field, _dtype) in job.page_columns.items()
+        for column, (field, _dtype) in spec.page_columns.items()
     ]
     return lines.select(
         *FILE_COLUMNS,
@@ -153,7 +153,7 @@ def _records_of_line_files(files: DataFrame, job: BronzeJob) -> DataFrame:
 
 
 def extract_records(
-    job: BronzeJob,
+    spec: BronzeTableSpec,
     invalid_lines: DataFrame | None,
     files: DataFrame | None = None,
     line_files: DataFrame | None = None,
@@ -169,9 +169,9 @@ def extract_records(
     """
     parts = []
     if line_files is not None:
-        parts.append(_records_of_line_files(line_files, job))
+        parts.append(_records_of_line_files(line_files, spec))
     if files is not None:
-        parts.append(_records_of_any_file(files, job))
+        parts.append(_records_of_any_file(files, spec))
     if not parts:
         raise ValueError("extract_records needs files or line_files")
     records = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
@@ -180,7 +180,7 @@ def extract_records(
     else:
         marked = records.join(F.broadcast(invalid_lines), ["source_file", "line_number"], "left")
     flagged = _with_corrupt_reason(marked)
-    page = [F.col(column).cast(dtype).alias(column) for column, (_field, dtype) in job.page_columns.items()]
+    page = [F.col(column).cast(dtype).alias(column) for column, (_field, dtype) in spec.page_columns.items()]
     return flagged.select(
         "raw",
         "raw_base64",

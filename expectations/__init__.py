@@ -1,5 +1,5 @@
 """The expectation suites, installed as the package `pipelines.expectations`.
 
 pyproject.toml maps this folder to that package so that the wheel carries its JSON files;
-pipelines/defaults.py reads them with importlib.resources.
+pipelines/core/defaults.py reads them with importlib.resources.
 """

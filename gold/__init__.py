@@ -1,4 +1,4 @@
-"""Gold layer: one module per gold table, each a pure builder declared as a `GoldJob`.
+"""Gold layer: one module per gold table, each a pure builder declared as a `GoldTableSpec`.
 
 Modules read nothing and write nothing: the runner hands `build` the relevant
 silver rows of the groups a batch touched and replaces those groups in the table.

@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 
 from gold import GROUP, empty_frame
 from gold.associations import OWNERSHIP
-from pipelines.jobs import GoldJob
+from pipelines.core.table_specs import Accumulate, GoldTableSpec
 from silver.common import deterministic_id
 
 GROUP_COLUMN = "activity_group"
@@ -124,12 +124,12 @@ def accumulate(current: DataFrame, increment: DataFrame) -> DataFrame:
     return both.groupBy(*labels).agg(F.sum("events").alias("events")).select(*COLUMNS)
 
 
-JOB = GoldJob(
+SPEC = GoldTableSpec(
     table="gold.actor_activity_daily",
     sources=tuple(ACTIVITY_SOURCES),
     relevant=relevant,
     build=build,
     group_key="activity_id",
     row_key=("activity_id",),
-    accumulate=accumulate,
+    incremental=Accumulate(accumulate),
 )

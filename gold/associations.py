@@ -37,7 +37,7 @@ from gold.intervals import (
     interval_columns,
     root_urn,
 )
-from pipelines.jobs import GoldJob
+from pipelines.core.table_specs import Extend, GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 OM_FIELD_CHANGES = "silver.openmetadata_field_changes"
@@ -271,17 +271,19 @@ def extend_timeline(kind: AssociationKind, current: DataFrame, sources: dict[str
     )
 
 
-def timeline_job(kind: AssociationKind, table: str) -> GoldJob:
-    """The GoldJob of one association timeline: group = root entity, row = one interval."""
-    return GoldJob(
+def timeline_spec(kind: AssociationKind, table: str) -> GoldTableSpec:
+    """The GoldTableSpec of one association timeline: group = root entity, row = one interval."""
+    return GoldTableSpec(
         table=table,
         sources=kind.sources,
         relevant=lambda source_table, rows: relevant(kind, source_table, rows),
         build=lambda sources: build_timeline(kind, sources),
-        extend=lambda current, sources: extend_timeline(kind, current, sources),
-        # intervals are per `source` (datahub, openmetadata): one feed's events never reorder
-        # the other's, so a lagging feed does not make the other's new events late
-        ordering_domains=((DATAHUB_CHANGES,), (OM_FIELD_CHANGES, OM_CHANGE_EVENTS)),
+        incremental=Extend(
+            lambda current, sources: extend_timeline(kind, current, sources),
+            # intervals are per `source` (datahub, openmetadata): one feed's events never reorder
+            # the other's, so a lagging feed does not make the other's new events late
+            ordering_domains=((DATAHUB_CHANGES,), (OM_FIELD_CHANGES, OM_CHANGE_EVENTS)),
+        ),
         group_key=GROUP_COLUMN,
         row_key=("timeline_id",),
     )

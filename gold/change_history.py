@@ -19,7 +19,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from gold import GROUP, empty_frame, string_map
-from pipelines.jobs import GoldJob
+from pipelines.core.table_specs import Append, GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 DATAHUB_PROPOSALS = "silver.datahub_action_requests"
@@ -238,7 +238,7 @@ def _dataworks_paths() -> list[str]:
 def _with_data_fields(df: DataFrame) -> tuple[DataFrame, Callable[[str], Column]]:
     """`df` with the top-level fields of `data` those paths name, parsed in one pass
     (`json_tuple`), and the lookup of a path among them. One `get_json_object` per path
-    parsed each row's JSON ~40 times: 19 s of the full build at 1M events. The values are
+    parsed each row's JSON dozens of times, a large share of the full build. The values are
     `get_json_object`'s (strings unquoted, numbers and objects as their JSON text); a
     nested path reads its top-level field's text."""
     names = list(dict.fromkeys(path[2:].split(".")[0] for path in _dataworks_paths()))
@@ -366,12 +366,12 @@ def _without_ids_of(rows: DataFrame, other: DataFrame) -> DataFrame:
     return rows.join(shared, "change_id", "left_anti")
 
 
-JOB = GoldJob(
+SPEC = GoldTableSpec(
     table="gold.change_history",
     sources=SOURCES,
     relevant=relevant,
     build=build,
     group_key="change_id",
     row_key=("change_id",),
-    append_only=True,
+    incremental=Append(),
 )

@@ -3,6 +3,6 @@
 Configuration only (kind DOMAIN, DataHub events only). Key: `domain_urn`.
 """
 
-from gold.associations import DOMAIN, timeline_job
+from gold.associations import DOMAIN, timeline_spec
 
-JOB = timeline_job(DOMAIN, "gold.domain_timeline")
+SPEC = timeline_spec(DOMAIN, "gold.domain_timeline")

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from gold import GROUP, empty_frame
 from gold.actor_activity_daily import activity_group
-from pipelines.jobs import GoldJob
+from pipelines.core.table_specs import GoldTableSpec
 from silver.common import deterministic_id
 
 AUDIT_EVENTS = "silver.datahub_audit_events"
@@ -48,7 +48,7 @@ def ip_hash(ip: Column, salt: str) -> Column:
 def salt_from_environment(env_name: str | None = None) -> str:
     """The salt from `env_name`, else from the variable the config's `privacy.ip_salt_env` names."""
     if env_name is None:
-        from pipelines.config import load_config
+        from pipelines.core.config import load_config
 
         env_name = load_config().section("privacy").get("ip_salt_env") or DEFAULT_SALT_ENV
     return os.environ.get(env_name, "")
@@ -93,7 +93,7 @@ def build_failed_logins(audit_events: DataFrame, salt: str, expose_ip: bool = Fa
     )
 
 
-def job_for(salt_env: str | None = None, expose_ip: bool = False) -> GoldJob:
+def spec_for(salt_env: str | None = None, expose_ip: bool = False) -> GoldTableSpec:
     """The job reading its salt from `salt_env` (None: the variable the default config names)."""
 
     def build(sources: dict[str, DataFrame]) -> DataFrame:
@@ -101,7 +101,7 @@ def job_for(salt_env: str | None = None, expose_ip: bool = False) -> GoldJob:
             return empty_frame(SCHEMA)
         return build_failed_logins(sources[AUDIT_EVENTS], salt_from_environment(salt_env), expose_ip)
 
-    return GoldJob(
+    return GoldTableSpec(
         table="gold.failed_logins",
         sources=(AUDIT_EVENTS,),
         relevant=relevant,
@@ -111,10 +111,10 @@ def job_for(salt_env: str | None = None, expose_ip: bool = False) -> GoldJob:
     )
 
 
-JOB = job_for()
+SPEC = spec_for()
 
 
-def configured_job(config) -> GoldJob:
+def configured_spec(config) -> GoldTableSpec:
     """The job as the run's configuration asks (`privacy.ip_salt_env`, `privacy.hash_ip_in_gold`)."""
     privacy = config.section("privacy")
-    return job_for(privacy["ip_salt_env"], expose_ip=not privacy["hash_ip_in_gold"])
+    return spec_for(privacy["ip_salt_env"], expose_ip=not privacy["hash_ip_in_gold"])

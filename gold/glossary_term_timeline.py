@@ -4,6 +4,6 @@ Configuration only (kind GLOSSARY_TERM). Key: `term_urn`; OpenMetadata terms
 are the tag labels whose source is `Glossary` (their `tagFQN`).
 """
 
-from gold.associations import GLOSSARY_TERM, timeline_job
+from gold.associations import GLOSSARY_TERM, timeline_spec
 
-JOB = timeline_job(GLOSSARY_TERM, "gold.glossary_term_timeline")
+SPEC = timeline_spec(GLOSSARY_TERM, "gold.glossary_term_timeline")

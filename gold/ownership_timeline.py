@@ -5,6 +5,6 @@ owner with two ownership types is two associations; an OpenMetadata owner is
 its reference name (id when unnamed) with the reference type (user | team).
 """
 
-from gold.associations import OWNERSHIP, timeline_job
+from gold.associations import OWNERSHIP, timeline_spec
 
-JOB = timeline_job(OWNERSHIP, "gold.ownership_timeline")
+SPEC = timeline_spec(OWNERSHIP, "gold.ownership_timeline")

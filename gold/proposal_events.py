@@ -32,7 +32,7 @@ from gold.proposals import (
     proposal_group,
     relevant,
 )
-from pipelines.jobs import GoldJob
+from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
 from silver.common import deterministic_id
 
 CREATED = "CREATED"
@@ -103,13 +103,12 @@ def build(sources: dict[str, DataFrame]) -> DataFrame:
     return build_events(sources[ACTION_REQUESTS], sources.get(DATAHUB_CHANGES))
 
 
-JOB = GoldJob(
+SPEC = GoldTableSpec(
     table="gold.proposal_events",
     sources=SOURCES,
     relevant=relevant,
     build=build,
     group_key=GROUP_COLUMN,
     row_key=("proposal_event_id",),
-    expand_groups=linked_groups,
-    expand_group_values=linked_group_values,
+    incremental=RebuildGroups(expand_groups=linked_groups, expand_group_values=linked_group_values),
 )

@@ -24,8 +24,8 @@ from pyspark.sql import functions as F
 from gold import GROUP, empty_frame, string_map
 from gold.associations import DOMAIN, GLOSSARY_TERM, OWNERSHIP, TAG
 from gold.intervals import root_urn
-from pipelines.jobs import GoldJob
-from pipelines.sql_text import one_of
+from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
+from pipelines.runtime.sql_expressions import one_of
 
 ACTION_REQUESTS = "silver.datahub_action_requests"
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
@@ -319,13 +319,12 @@ def build(sources: dict[str, DataFrame]) -> DataFrame:
     return build_proposals(sources[ACTION_REQUESTS], sources.get(DATAHUB_CHANGES))
 
 
-JOB = GoldJob(
+SPEC = GoldTableSpec(
     table="gold.proposals",
     sources=SOURCES,
     relevant=relevant,
     build=build,
     group_key=GROUP_COLUMN,
     row_key=("proposal_urn",),
-    expand_groups=linked_groups,
-    expand_group_values=linked_group_values,
+    incremental=RebuildGroups(expand_groups=linked_groups, expand_group_values=linked_group_values),
 )

@@ -4,6 +4,6 @@ Configuration only: the events come from `gold.associations` (kind TAG), the
 intervals from `gold.intervals`. Key: `tag_urn` (an OpenMetadata `tagFQN`).
 """
 
-from gold.associations import TAG, timeline_job
+from gold.associations import TAG, timeline_spec
 
-JOB = timeline_job(TAG, "gold.tag_timeline")
+SPEC = timeline_spec(TAG, "gold.tag_timeline")

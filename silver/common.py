@@ -3,7 +3,7 @@
 Casts never fail a job: an uncastable value becomes null and the field's name
 is added to the row's `_errors`, which sends the row to quarantine.
 
-A helper ending in `_text` gives the same expression as Spark SQL text (`pipelines/sql_text.py`)
+A helper ending in `_text` gives the same expression as Spark SQL text (`pipelines/runtime/sql_expressions.py`)
 over operands that are themselves text, for transforms that build wide plans as text. Where every
 caller can pass text the Column helper is a wrapper over it (`epoch_unit`, `epoch_millis_to_timestamp`);
 `deterministic_id` and `cast_error` keep a Column form for their callers that pass Column
@@ -15,8 +15,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN
-from pipelines.sql_text import column, data_type, literal, name, when
+from pipelines.core.table_specs import ERRORS_COLUMN
+from pipelines.runtime.sql_expressions import column, data_type, literal, name, when
 
 LINEAGE = ("raw", "source_file", "record_index", "ingested_at")
 _SEPARATOR = "\u001f"

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
-from pipelines.sql_text import column, literal, name
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.runtime.sql_expressions import column, literal, name
 from silver.common import lineage
 from silver.datahub_catalog import ece_envelope, ece_errors, load_catalog, typed_parameters
 
@@ -25,8 +25,7 @@ def may_be_proposal(entity_type: str) -> Column:
     A record whose `entityType` is `entity_type` has that text in `raw` unless one of its
     letters is written as a `\\uXXXX` escape (the only escape JSON has for a letter), so
     nothing is missed; a few per cent of the feed are proposals, and the rest need not have
-    their envelope, parameters and event id parsed only to be dropped (about 15% of the
-    typing pass at 1M events).
+    their envelope, parameters and event id parsed only to be dropped.
     """
     raw = F.col("raw")
     return ~F.col("is_corrupt") & (raw.contains(entity_type) | raw.contains("\\u"))
@@ -64,7 +63,7 @@ def transform(bronze: DataFrame) -> DataFrame:
     )
 
 
-JOB = SilverJob(
+SPEC = SilverTableSpec(
     table=TABLE,
     source="bronze.datahub_entity_change_events",
     transform=transform,

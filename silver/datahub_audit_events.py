@@ -10,8 +10,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
-from pipelines.sql_text import name
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.runtime.sql_expressions import name
 from silver.common import (
     collect_errors,
     corrupt_error,
@@ -81,7 +81,7 @@ def transform(bronze: DataFrame) -> DataFrame:
     )
 
 
-JOB = SilverJob(
+SPEC = SilverTableSpec(
     table=TABLE,
     source="bronze.datahub_audit_events",
     transform=transform,

@@ -21,8 +21,17 @@ from pathlib import Path
 import yaml
 from pyspark.sql import Column, DataFrame
 
-from pipelines import defaults
-from pipelines.sql_text import coalesce_false, column, data_type, literal, literals, name, strings, when
+from pipelines.core import defaults
+from pipelines.runtime.sql_expressions import (
+    coalesce_false,
+    column,
+    data_type,
+    literal,
+    literals,
+    name,
+    strings,
+    when,
+)
 from silver.common import (
     canonical_map_text,
     cast_error_text,
@@ -39,7 +48,7 @@ SOURCE_NAME = "datahub_ece"
 # One parse of a record types its envelope: scalars as strings (a value of the wrong JSON type
 # stays visible as its JSON text), `parameters` as a map and `auditStamp` as a struct. Spark keeps
 # the other fields when one does not fit its type (`spark.sql.json.enablePartialResults`, always
-# set: `pipelines/spark.py: REQUIRED_CONF`), so a misfit parameters or auditStamp is null there
+# set: `pipelines/runtime/spark.py: REQUIRED_CONF`), so a misfit parameters or auditStamp is null there
 # and only such rows are parsed again, as text, to tell an absent value from a wrong one.
 _AUDIT_STAMP_FIELDS = ("actor", "time", "impersonator")
 _AUDIT_STAMP_STRINGS = ", ".join(f"{field} string" for field in _AUDIT_STAMP_FIELDS)
@@ -170,7 +179,7 @@ def _check_columns(path: Path, specs: list[ParameterSpec]) -> None:
 
 @dataclass(frozen=True)
 class TypedParameters:
-    """Spark SQL text (`pipelines/sql_text.py`) of the typed parameter columns (by silver column
+    """Spark SQL text (`pipelines/runtime/sql_expressions.py`) of the typed parameter columns (by silver column
     name), of their cast errors (each a string or null, in key order) and of the unlisted keys."""
 
     columns: dict[str, str]

@@ -11,8 +11,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
-from pipelines.sql_text import column, name
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.runtime.sql_expressions import column, name
 from silver.common import lineage
 from silver.datahub_catalog import (
     ece_envelope,
@@ -55,7 +55,7 @@ def transform(bronze: DataFrame) -> DataFrame:
     )
 
 
-JOB = SilverJob(
+SPEC = SilverTableSpec(
     table=TABLE,
     source="bronze.datahub_entity_change_events",
     transform=transform,

@@ -14,7 +14,7 @@ them is typed as it is and fails the same checks a malformed bare event fails.
 
 from __future__ import annotations
 
-from pipelines.sql_text import literal
+from pipelines.runtime.sql_expressions import literal
 
 ACTIONS_MARKER = '"event_type"'
 PLATFORM_EVENT_MARKER = '"payload"'

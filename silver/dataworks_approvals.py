@@ -15,7 +15,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from silver.dataworks_families import Family, family_job, snake_case, spark_type
+from silver.dataworks_families import Family, family_spec, snake_case, spark_type
 
 _CONTENT = "process.approvalContent"
 _META = "order.projectMeta"
@@ -175,4 +175,4 @@ FAMILY = Family(
     ),
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

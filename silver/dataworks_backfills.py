@@ -7,7 +7,7 @@ depends on the node's schedule (a date, or a date-time for hourly nodes).
 
 from __future__ import annotations
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 FAMILY = Family(
     table="silver.dataworks_backfills",
@@ -32,4 +32,4 @@ FAMILY = Family(
     entity=(("node", "root_node_id"), ("project", "project_id")),
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

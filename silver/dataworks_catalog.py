@@ -30,7 +30,7 @@ import yaml
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from pipelines import defaults
+from pipelines.core import defaults
 
 CATALOG_PATH = defaults.catalog_file("dataworks_events.yaml")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from silver.dataworks_families import Family, family_job, snake_case
+from silver.dataworks_families import Family, family_spec, snake_case
 
 _MAPPING = {
     "srcDatasourceName": "string",
@@ -93,4 +93,4 @@ FAMILY = Family(
     zone_field="setting.timeZone",
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

@@ -10,7 +10,7 @@ the engine project), else the workspace.
 
 from __future__ import annotations
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 FAMILY = Family(
     table="silver.dataworks_dq_check_results",
@@ -66,4 +66,4 @@ FAMILY = Family(
     enums={"check_result": "dq_check_result", "block_type": "dq_block_type"},
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 _RULE = {
     "id": "long",
@@ -77,4 +77,4 @@ FAMILY = Family(
     derived=_derived,
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

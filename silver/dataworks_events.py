@@ -13,8 +13,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
-from pipelines.sql_text import name
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.runtime.sql_expressions import name
 from silver import dataworks_catalog as catalog
 from silver.common import (
     cast_error,
@@ -162,7 +162,7 @@ def _columns(eventbridge: Column) -> list[Column]:
     ]
 
 
-JOB = SilverJob(
+SPEC = SilverTableSpec(
     table="silver.dataworks_events",
     source="bronze.dataworks_events",
     transform=transform,

@@ -34,7 +34,7 @@ snake_case (`process_applicant`) unless `names` says otherwise.
     ...     fields={"projectName": "string", "timestamp": "timestamp"},
     ...     entity=(("project", "project_id"),),
     ... )
-    >>> JOB = family_job(FAMILY)
+    >>> SPEC = family_spec(FAMILY)
 """
 
 from __future__ import annotations
@@ -47,8 +47,17 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType
 
-from pipelines.jobs import ERRORS_COLUMN, RowSelector, SilverJob
-from pipelines.sql_text import any_of, coalesce_false, column, literal, literals, name, non_null_strings, when
+from pipelines.core.table_specs import ERRORS_COLUMN, RowSelector, SilverTableSpec
+from pipelines.runtime.sql_expressions import (
+    any_of,
+    coalesce_false,
+    column,
+    literal,
+    literals,
+    name,
+    non_null_strings,
+    when,
+)
 from silver import dataworks_catalog as catalog
 from silver.common import LINEAGE, deterministic_id, epoch_millis_to_timestamp_text, lineage
 
@@ -127,10 +136,10 @@ def family_transform(family: Family) -> Callable[[DataFrame], DataFrame]:
     return transform
 
 
-def family_job(family: Family) -> SilverJob:
-    """The SilverJob of a family table. Its row selector mirrors the transform's filter (the
+def family_spec(family: Family) -> SilverTableSpec:
+    """The SilverTableSpec of a family table. Its row selector mirrors the transform's filter (the
     catalog's family of the event code), so a batch without the family's events types nothing."""
-    return SilverJob(
+    return SilverTableSpec(
         table=family.table,
         source=SOURCE,
         transform=family_transform(family),
@@ -152,7 +161,7 @@ def spark_type(spec: str) -> str:
 
 
 # --- parsing -------------------------------------------------------------------------------------
-# Values are Spark SQL expression texts (see pipelines/sql_text.py): a family's plan is dozens of
+# Values are Spark SQL expression texts (see pipelines/runtime/sql_expressions.py): a family's plan is dozens of
 # casts and checks, and text makes each column one JVM call. Lambda variables carry the nesting
 # depth of arrays of objects in their names, so an inner lambda never shadows an outer one.
 

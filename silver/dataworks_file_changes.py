@@ -6,7 +6,7 @@ These are extension-point pre-events (sent before the operation). `change_type`
 
 from __future__ import annotations
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 FAMILY = Family(
     table="silver.dataworks_file_changes",
@@ -28,4 +28,4 @@ FAMILY = Family(
     enums={"change_type": "file_change_type"},
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

@@ -6,7 +6,7 @@ as codes and named from the catalog enums, so dashboards need no lookup table.
 
 from __future__ import annotations
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 FAMILY = Family(
     table="silver.dataworks_instance_status_changes",
@@ -31,4 +31,4 @@ FAMILY = Family(
     enums={"status": "instance_status", "dag_type": "dag_type", "task_type": "task_type"},
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

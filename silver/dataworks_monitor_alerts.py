@@ -9,7 +9,7 @@ The entity key is the instance, else the node, else the workspace.
 
 from __future__ import annotations
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 FAMILY = Family(
     table="silver.dataworks_monitor_alerts",
@@ -44,4 +44,4 @@ FAMILY = Family(
     enums={"baseline_status": "baseline_status", "task_status": "instance_status"},
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

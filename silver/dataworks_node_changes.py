@@ -12,7 +12,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from silver import dataworks_catalog as catalog
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 
 def _derived() -> list[Column]:
@@ -46,4 +46,4 @@ FAMILY = Family(
     derived=_derived,
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

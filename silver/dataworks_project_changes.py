@@ -5,7 +5,7 @@ Tenant-level events; the entity is the workspace itself.
 
 from __future__ import annotations
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 FAMILY = Family(
     table="silver.dataworks_project_changes",
@@ -18,4 +18,4 @@ FAMILY = Family(
     entity=(("project", "project_id"),),
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

@@ -6,7 +6,7 @@ The payload names the table by MaxCompute project and name; the entity key is
 
 from __future__ import annotations
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 FAMILY = Family(
     table="silver.dataworks_table_changes",
@@ -21,4 +21,4 @@ FAMILY = Family(
     entity=(("table", "table_guid"), ("table", ("max_compute_project", "table_name"))),
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

@@ -7,7 +7,7 @@ wall-clock texts and are stored as UTC timestamps.
 
 from __future__ import annotations
 
-from silver.dataworks_families import Family, family_job
+from silver.dataworks_families import Family, family_spec
 
 FAMILY = Family(
     table="silver.dataworks_workflow_status_changes",
@@ -26,4 +26,4 @@ FAMILY = Family(
     enums={"status": "dag_status", "dag_type": "dag_type"},
 )
 
-JOB = family_job(FAMILY)
+SPEC = family_spec(FAMILY)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
-from pipelines.sql_text import name
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.runtime.sql_expressions import name
 from silver.common import (
     cast_error,
     collect_errors,
@@ -110,7 +110,7 @@ def _columns(event: Column) -> list[Column]:
     ]
 
 
-JOB = SilverJob(
+SPEC = SilverTableSpec(
     table="silver.openmetadata_change_events",
     source="bronze.openmetadata_change_events",
     transform=transform,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
 from silver.common import LINEAGE, collect_errors, deterministic_id
 
 TAG_LABEL = "struct<tagFQN:string,source:string,labelType:string,state:string>"
@@ -123,7 +123,7 @@ def _columns() -> list[Column]:
     ]
 
 
-JOB = SilverJob(
+SPEC = SilverTableSpec(
     table="silver.openmetadata_field_changes",
     source="silver.openmetadata_change_events",
     transform=transform,

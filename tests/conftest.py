@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import copy
 import os
 
 import pytest
 
-from pipelines.class_archive import ENV as CLASS_ARCHIVE_ENV
-from pipelines.config import Config, load_config
-from pipelines.spark import DeltaJarsUnavailable, get_spark
+from pipelines.core.config import load_config
+from pipelines.runtime.spark import DeltaJarsUnavailable, get_spark
+from pipelines.runtime.tuning.class_archive import ENV as CLASS_ARCHIVE_ENV
 from pipelines.store import open_store
+from tests.support.engines import DELTA_SPARK_MISSING, skip_without_delta_spark, with_engine
 
 # No JVM class archive in the suite, its `lakehouse` subprocesses included: they would map one a
 # previous run left in the user's cache, or each record one (tests/pipelines/test_class_archive.py).
@@ -22,17 +22,6 @@ def config():
     return load_config()
 
 
-ENGINES = ("delta-rs", "delta-spark")
-_DELTA_SPARK_MISSING: list[str] = []  # why the suite's JVM has no Delta classes, if it has none
-
-
-def with_engine(config: Config, engine: str) -> Config:
-    """`config` with `storage.engine` set to `engine`."""
-    raw = copy.deepcopy(config.raw)
-    raw["storage"]["engine"] = engine
-    return Config(raw)
-
-
 @pytest.fixture(scope="session")
 def spark(config):
     """One JVM for the suite, carrying Delta's jars so both engines run on it (the delta-rs engine
@@ -40,7 +29,7 @@ def spark(config):
     try:
         session = get_spark(with_engine(config, "delta-spark"))
     except DeltaJarsUnavailable as exc:
-        _DELTA_SPARK_MISSING.append(str(exc))
+        DELTA_SPARK_MISSING.append(str(exc))
         session = get_spark(with_engine(config, "delta-rs"))
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
@@ -57,12 +46,6 @@ def _catalog_left_empty(request):
         for database in spark.catalog.listDatabases():
             if database.name != "default":
                 spark.sql(f"DROP DATABASE IF EXISTS `{database.name}` CASCADE")
-
-
-def skip_without_delta_spark(engine: str) -> None:
-    """Skip a delta-spark variant, with the one reason, where Delta's jars could not be had."""
-    if engine == "delta-spark" and _DELTA_SPARK_MISSING:
-        pytest.skip(f"delta-spark: {_DELTA_SPARK_MISSING[0]}")
 
 
 @pytest.fixture(params=["delta-rs", pytest.param("delta-spark", marks=pytest.mark.slow)])

@@ -3,7 +3,7 @@
 Why: the benchmark's numbers are only worth printing if the run really happened
 (every layer timed, positive figures, one JSON line a script can read), and the
 DuckDB reference only cross-checks gold if it is right itself, so it is held to
-`tests/reference_model.py` on the same landing folder.
+`tests/support/reference_model.py` on the same landing folder.
 """
 
 from __future__ import annotations
@@ -24,11 +24,16 @@ from benchmarks.instrument import Instrumentation, MemorySampler, TaskTiming, jv
 from benchmarks.report import report
 from benchmarks.targets import evaluate_targets
 from benchmarks.workload import add_increment, generate_landing, restrict_graph
-from pipelines.config import PROJECT_ROOT
-from pipelines.graph import load_graph
-from pipelines.spark import has_delta_jvm
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.core.graph import load_graph
+from pipelines.runtime.spark import has_delta_jvm
 from pipelines.store import open_store
-from tests.reference_model import expected_current_owners, expected_current_tags, iter_records, landing_files
+from tests.support.reference_model import (
+    expected_current_owners,
+    expected_current_tags,
+    iter_records,
+    landing_files,
+)
 
 EVENTS = 2_000
 # The DataHub and OpenMetadata chains into the two timelines: every kind of stage (bronze, silver with
@@ -142,7 +147,9 @@ def test_a_second_increment_runs_in_a_new_process_and_is_reported(printed):
     assert cold["startup_s"] > 0 and cold["pipeline_s"] > 0
     assert cold["wall_s"] >= cold["startup_s"] + cold["pipeline_s"]
     assert f"incremental, new process  {cold['wall_s']:8.2f} s" in text
-    assert cold["jit"] == "C1 only" and "JIT C1 only" in text  # a small increment: `pipelines.jit`
+    assert (
+        cold["jit"] == "C1 only" and "JIT C1 only" in text
+    )  # a small increment: `pipelines.runtime.tuning.jit`
     assert f"in a new process {cold['wall_s']:.1f} s" in text  # the incremental target's note
 
 
@@ -204,7 +211,7 @@ def test_jvm_cpu_seconds_counts_the_compiler_threads_and_grows_with_work(spark):
 
 @pytest.mark.slow
 def test_each_task_reports_the_seconds_its_spark_jobs_ran(printed):
-    """Spark's share of a task: positive when it ran jobs, never more than the task's own seconds."""
+    """Spark's share of a task: positive when it ran specs, never more than the task's own seconds."""
     figures, _workdir, text, _code = printed
     for phase in ("full", "incremental"):
         run = figures[phase]

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.config import PROJECT_ROOT
-from pipelines.runner import RunFailed, run_pipeline
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.orchestration.runner import RunFailed, run_pipeline
 from pipelines.store import open_store
-from tests.conftest import skip_without_delta_spark, with_engine
-from tests.helpers import BRONZE_TABLES, assert_reconciles
+from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.tables import BRONZE_TABLES, assert_reconciles
 
 SAMPLES = PROJECT_ROOT / "samples"
 EXPECTED = json.loads((SAMPLES / "expected_counts.json").read_text())
@@ -83,6 +83,7 @@ def test_spec_samples_come_out_typed(demo):
     assert (owner.ownerUrn, owner.type) == ("urn:li:corpuser:jdoe", "TECHNICAL_OWNER")
 
 
+@pytest.mark.slow  # runs the whole pipeline a second time
 def test_second_run_changes_no_table(demo, spark):
     config, store, _summary = demo
     data_tables = [t for t in store.tables() if not t.startswith("ops.")]

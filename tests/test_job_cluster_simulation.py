@@ -44,15 +44,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipelines.config import PROJECT_ROOT
-from pipelines.graph import load_graph
-from pipelines.java import ensure_java
-from pipelines.runner import run_pipeline
-from pipelines.spark import DELTA_SQL_CONF, SMALL_INPUT_CONF, delta_package
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.core.graph import load_graph
+from pipelines.orchestration.runner import run_pipeline
+from pipelines.runtime.java import ensure_java
+from pipelines.runtime.spark import DELTA_SQL_CONF, SMALL_INPUT_CONF, delta_package
 from pipelines.store import LAYERS, open_store
-from tests.conftest import skip_without_delta_spark
-from tests.helpers import table_differences
-from tests.pipelines.test_packaging import BUILD_INPUTS
+from tests.support.engines import skip_without_delta_spark
+from tests.support.packaging import BUILD_INPUTS
+from tests.support.tables import table_differences
 
 pytestmark = pytest.mark.slow
 
@@ -69,7 +69,7 @@ SMALL_MACHINE_CONF = {
     "spark.driver.memory": "1g",
     **SMALL_INPUT_CONF,
 }
-# a JVM that lives for one small task never earns back C2's compile time (pipelines/jit.py)
+# a JVM that lives for one small task never earns back C2's compile time (pipelines/runtime/tuning/jit.py)
 SMALL_MACHINE_JAVA = ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
 QUIET_CDS = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
 TASK_TIMEOUT_SECONDS = 900

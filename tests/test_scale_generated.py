@@ -31,18 +31,23 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.generate import generate
-from pipelines.runner import run_pipeline
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
-from tests.conftest import skip_without_delta_spark, with_engine
-from tests.helpers import (
+from pipelines.synthetic.generator import generate
+from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.reference_model import (
+    expected_current_owners,
+    expected_current_tags,
+    iter_records,
+    landing_files,
+)
+from tests.support.tables import (
     BRONZE_TABLES,
     assert_reconciles,
     reconciliation,
     set_differences,
     table_differences,
 )
-from tests.reference_model import expected_current_owners, expected_current_tags, iter_records, landing_files
 
 pytestmark = pytest.mark.slow
 
@@ -150,7 +155,7 @@ def warehouse_store(request):
     return request.getfixturevalue(request.param)[1]
 
 
-# Issue #2: bronze ---------------------------------------------------------------------------------
+# Bronze ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("built", ["full", "full_delta_spark"])
@@ -166,7 +171,7 @@ def test_bronze_holds_every_landed_record_per_source(landing, landed, built, req
     assert sum(generated.values()) == EVENTS
 
 
-# Issue #3: silver ---------------------------------------------------------------------------------
+# Silver ---------------------------------------------------------------------------------
 
 
 def test_bronze_reconciles_with_silver_quarantine_and_duplicates_per_source(warehouse_store):
@@ -191,7 +196,7 @@ def test_duplicates_removed_are_the_exact_repeats_in_the_files(landed, warehouse
         assert totals[source]["rows_duplicate"] == landed[source]["repeats"], source
 
 
-# Issue #4: gold -----------------------------------------------------------------------------------
+# Gold -----------------------------------------------------------------------------------
 
 
 def _current(store, table: str, *columns: str) -> set[tuple]:
@@ -252,7 +257,7 @@ def test_a_batch_after_the_history_extends_timelines_without_rebuilding_most_gro
         assert extended > 0 and rebuilt <= extended / 10, message
 
 
-# Issue #2 again: re-running lands nothing (last: it adds a run to ops.runs) -----------------------
+# Bronze again: re-running lands nothing (last: it adds a run to ops.runs) -----------------------
 
 
 def test_second_run_lands_nothing_and_changes_no_table(spark, full):

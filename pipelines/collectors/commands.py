@@ -13,7 +13,7 @@ import sys
 import time
 from pathlib import Path
 
-from pipelines.config import Config, ConfigError, load_config
+from pipelines.core.config import Config, ConfigError, load_config
 
 AUDIT_SOURCE = "datahub_audit"
 
@@ -32,7 +32,7 @@ def _moment(text: str) -> dt.datetime:
 
 
 def _interval(text: str) -> int:
-    from pipelines.schedule import parse_interval
+    from pipelines.orchestration.schedule import parse_interval
 
     try:
         return parse_interval(text)
@@ -82,7 +82,7 @@ def cmd_collect_datahub_audit(args: argparse.Namespace) -> int:
         DataHubAuditCollector,
         iso,
     )
-    from pipelines.schedule import next_tick
+    from pipelines.orchestration.schedule import next_tick
 
     report = _stderr("lakehouse collect")
     try:

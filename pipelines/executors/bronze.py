@@ -5,7 +5,7 @@ log; decide per file (new, unchanged, changed, too large) from the ingestion
 log with size/mtime first and a content hash only when needed; read the new
 files in one Spark job; append the records in one Delta commit; log the files.
 A few new files (by size, below `small_input_rows` records) are read and written
-in small-input mode, as silver and gold do (`pipelines.spark.small_input_mode`).
+in small-input mode, as silver and gold do (`pipelines.runtime.spark.small_input_mode`).
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
 from bronze.records import extract_records, spark_path_key
-from pipelines import faults
-from pipelines import ingestion_log as log
-from pipelines.context import JobResult, RunContext
-from pipelines.jobs import BronzeJob
-from pipelines.landing import FileScan, LandingFile, discover, scan
-from pipelines.spark import small_input_mode
-from pipelines.sql_text import literal
+from pipelines.core.context import RunContext, TaskResult, WarehouseView
+from pipelines.core.table_specs import BronzeTableSpec
+from pipelines.landing import ingestion_log as log
+from pipelines.landing.discovery import FileScan, LandingFile, discover, scan
+from pipelines.runtime import faults
+from pipelines.runtime.spark import small_input_mode
+from pipelines.runtime.sql_expressions import literal
 
 FILES_SCHEMA = StructType(
     [
@@ -53,12 +53,12 @@ def literal_path(path: str) -> str:
 
 
 def _plan(
-    ctx: RunContext, job: BronzeJob, folder: Path, files: list[LandingFile]
+    ctx: RunContext, spec: BronzeTableSpec, folder: Path, files: list[LandingFile]
 ) -> tuple[list[FileScan], list[tuple], list[str]]:
     """Files to ingest, log rows for files set aside, and warnings to print."""
     settings = ctx.config.section("bronze")
     max_bytes = settings["max_file_mb"] * 1024 * 1024
-    known = log.known_files(ctx.store, job.source, folder)
+    known = log.known_files(ctx.store, spec.source, folder)
     to_ingest, set_aside, warnings = [], [], []
     for file in files:
         history = known.get(file.key, [])
@@ -69,17 +69,17 @@ def _plan(
             if not any(k.status == log.TOO_LARGE and k.size == file.size for k in history):
                 set_aside.append(
                     log.entry(
-                        job.source, file, None, log.TOO_LARGE, ctx.run_id, note="raise bronze.max_file_mb"
+                        spec.source, file, None, log.TOO_LARGE, ctx.run_id, note="raise bronze.max_file_mb"
                     )
                 )
                 warnings.append(f"{file.path}: {file.size} bytes exceeds bronze.max_file_mb; not ingested")
             continue
-        found = scan(file, job.record_arrays + job.record_objects)
+        found = scan(file, spec.record_arrays + spec.record_objects)
         if any(k.file_hash == found.sha256 for k in ingested):
             # touched or copied without its time: logged, so the next run need not hash it again
             set_aside.append(
                 log.entry(
-                    job.source, file, found.sha256, log.SAME_CONTENT, ctx.run_id, note="content unchanged"
+                    spec.source, file, found.sha256, log.SAME_CONTENT, ctx.run_id, note="content unchanged"
                 )
             )
             continue
@@ -87,7 +87,7 @@ def _plan(
             if not any(k.status == log.CHANGED_SKIPPED and k.file_hash == found.sha256 for k in history):
                 set_aside.append(
                     log.entry(
-                        job.source,
+                        spec.source,
                         file,
                         found.sha256,
                         log.CHANGED_SKIPPED,
@@ -111,13 +111,13 @@ def _ingested_as_it_is(file: LandingFile, history: list[log.KnownFile]) -> bool:
     )
 
 
-def pending_rows(job: BronzeJob, ctx: RunContext) -> int:
+def pending_rows(spec: BronzeTableSpec, warehouse: WarehouseView) -> int:
     """An estimate of the records in the source's files not ingested yet, from their sizes alone
-    (no file is opened): what the runner weighs a task by (`pipelines.runner`). Records of every
+    (no file is opened): what the runner weighs a task by (`pipelines.orchestration.runner`). Records of every
     source are 0.3-0.7 KB of JSON, so `LANDING_BYTES_PER_RECORD` errs towards more records; a
     gzip file counts `GZIP_RATIO` times its size."""
-    folder = ctx.config.landing / ctx.config.sources[job.source]["folder"]
-    known = log.known_files(ctx.store, job.source, folder)
+    folder = warehouse.config.landing / warehouse.config.sources[spec.source]["folder"]
+    known = log.known_files(warehouse.store, spec.source, folder)
     return _estimated_records(
         [f for f in discover(folder) if not _ingested_as_it_is(f, known.get(f.key, []))]
     )
@@ -125,7 +125,7 @@ def pending_rows(job: BronzeJob, ctx: RunContext) -> int:
 
 def _estimated_records(files: list[LandingFile]) -> int:
     """Records in `files` judged by their sizes: what `pending_rows` reports, and what decides
-    whether an ingest runs in small-input mode (`pipelines.spark.small_input_mode`)."""
+    whether an ingest runs in small-input mode (`pipelines.runtime.spark.small_input_mode`)."""
     size = sum(f.size * (GZIP_RATIO if f.path.endswith(".gz") else 1) for f in files)
     return size // LANDING_BYTES_PER_RECORD
 
@@ -134,8 +134,8 @@ def _file_texts(spark, scans: list[FileScan]) -> DataFrame:
     """One row per file: its whole (decompressed) text with the scan's findings.
 
     Up to `INLINE_FILES` files, the findings travel in the plan as a literal map from path;
-    a join with them as a frame would first run a Spark job to broadcast it (0.1-0.2 s, on
-    every ingest of a few new files)."""
+    a join with them as a frame would first run a Spark job to broadcast it, on every ingest
+    of a few new files."""
     texts = spark.read.text([literal_path(s.file.path) for s in scans], wholetext=True).select(
         spark_path_key(F.col("_metadata.file_path")).alias("source_file"), F.col("value").alias("content")
     )
@@ -164,26 +164,26 @@ def _records_per_file(ctx: RunContext, table: str, before: int | None) -> dict[s
     return ctx.store.tally_added_since(table, before, "source_file", "is_corrupt")
 
 
-def run(job: BronzeJob, ctx: RunContext) -> JobResult:
-    folder_name = ctx.config.sources[job.source]["folder"]
+def run(spec: BronzeTableSpec, ctx: RunContext) -> TaskResult:
+    folder_name = ctx.config.sources[spec.source]["folder"]
     folder = ctx.config.landing / folder_name
     if not ctx.config.landing.is_dir():
         raise FileNotFoundError(f"landing folder {ctx.config.landing} does not exist")
-    recovered = log.recover(ctx.spark, ctx.store, job.source, job.table, folder)
-    scans, set_aside, warnings = _plan(ctx, job, folder, discover(folder))
+    recovered = log.recover(ctx.spark, ctx.store, spec.source, spec.table, folder)
+    scans, set_aside, warnings = _plan(ctx, spec, folder, discover(folder))
     for warning in warnings:
-        ctx.log("warning", table=job.table, message=warning)
+        ctx.log("warning", table=spec.table, message=warning)
     log.append(ctx.spark, ctx.store, set_aside)
     if not scans:
         note = f"recovered {recovered} file log rows" if recovered else "no new files"
-        return JobResult(status="SKIPPED", message=note)
+        return TaskResult(status="SKIPPED", message=note)
 
     limit = ctx.config.profile.get("small_input_rows")
     with small_input_mode(ctx.spark, _estimated_records([s.file for s in scans]), limit):
-        per_file, version = _land(job, ctx, scans)
+        per_file, version = _land(spec, ctx, scans)
     rows = [
         log.entry(
-            job.source,
+            spec.source,
             s.file,
             s.sha256,
             log.INGESTED,
@@ -196,12 +196,14 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
     log.append(ctx.spark, ctx.store, rows)
     total = sum(n for n, _ in per_file.values())
     corrupt = sum(c or 0 for _, c in per_file.values())
-    return JobResult(
+    return TaskResult(
         source_rows=total, rows_in=total, rows_out=total, files=len(scans), message=f"{corrupt} corrupt"
     )
 
 
-def _land(job: BronzeJob, ctx: RunContext, scans: list[FileScan]) -> tuple[dict[str, tuple[int, int]], int]:
+def _land(
+    spec: BronzeTableSpec, ctx: RunContext, scans: list[FileScan]
+) -> tuple[dict[str, tuple[int, int]], int]:
     """Read `scans` in one Spark job and append their records in one commit; returns
     (records, corrupt) per file and the table version written."""
     spark = ctx.spark
@@ -210,7 +212,7 @@ def _land(job: BronzeJob, ctx: RunContext, scans: list[FileScan]) -> tuple[dict[
     line_scans = [s for s in scans if s.one_record_per_line]
     other_scans = [s for s in scans if not s.one_record_per_line]
     records = extract_records(
-        job,
+        spec,
         invalid,
         files=_file_texts(spark, other_scans) if other_scans else None,
         line_files=_file_texts(spark, line_scans) if line_scans else None,
@@ -218,8 +220,8 @@ def _land(job: BronzeJob, ctx: RunContext, scans: list[FileScan]) -> tuple[dict[
     records = records.withColumn("ingested_at", F.lit(ctx.started_at).cast("timestamp")).withColumn(
         "ingest_run_id", F.lit(ctx.run_id)
     )
-    before = ctx.store.version(job.table)
-    ctx.store.append(records, job.table, metadata={"run_id": ctx.run_id, "files": len(scans)})
-    per_file = _records_per_file(ctx, job.table, before)
-    faults.checkpoint("bronze_after_commit", job.table)
-    return per_file, ctx.store.version(job.table)
+    before = ctx.store.version(spec.table)
+    ctx.store.append(records, spec.table, metadata={"run_id": ctx.run_id, "files": len(scans)})
+    per_file = _records_per_file(ctx, spec.table, before)
+    faults.checkpoint("bronze_after_commit", spec.table)
+    return per_file, ctx.store.version(spec.table)

@@ -5,12 +5,12 @@ metadata (`source_versions`). First run (or a source never seen): full
 build and overwrite. Later runs: the touched groups' complete history is read
 back from the sources, rebuilt, and the table's rows of those groups are
 replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
-equals a full rebuild. An `append_only` table's groups never recur, so its new
-rows are built alone and appended. An `accumulate` table (counts) adds the new
+equals a full rebuild (`RebuildGroups`). An `Append` table's groups never recur, so its new
+rows are built alone and appended. An `Accumulate` table (counts) adds the new
 rows' counts to its touched rows, reading no history while its sources only
 gained rows.
 
-An `extend` table (timelines) also records the sources' newest `event_time` with
+An `Extend` table (timelines) also records the sources' newest `event_time` with
 every commit (`event_time_watermarks`, from file statistics). A touched group whose
 new rows all come later is extended from its current rows and new rows alone; the
 groups with an earlier (late) new row are rebuilt from their history, in the same
@@ -33,10 +33,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from gold import GROUP
-from pipelines.context import JobResult, RunContext
-from pipelines.jobs import GoldJob
-from pipelines.spark import small_input_mode
-from pipelines.sql_text import one_of
+from pipelines.core.context import RunContext, TaskResult, WarehouseView
+from pipelines.core.table_specs import Accumulate, Append, Extend, GoldTableSpec, RebuildGroups
+from pipelines.runtime.spark import small_input_mode
+from pipelines.runtime.sql_expressions import one_of
 
 WATERMARKS = "source_versions"
 EVENT_TIME_WATERMARK = "event_time_watermarks"  # {source: epoch us of its newest event_time}
@@ -47,8 +47,8 @@ EVENT_TIME = "event_time"
 STATISTICS_PRECISION_MICROS = 1_000
 LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the driver
 # Collected groups up to this many filter as an IN list. Each join with the literal table runs a
-# job of its own to broadcast it (0.1-0.25 s warm; a gold task made 2-10); an IN list travels
-# in the plan. Past a few thousand values Spark's parser takes longer than the broadcast.
+# job of its own to broadcast it, several per gold task; an IN list travels in the plan. Past a
+# few thousand values Spark's parser takes longer than the broadcast.
 INLINE_GROUPS = 5_000
 
 
@@ -56,11 +56,11 @@ def _union(frames: list[DataFrame]) -> DataFrame:
     return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
 
 
-def _commit_metadata(job: GoldJob, ctx: RunContext, versions: dict[str, int], mode: str) -> dict:
+def _commit_metadata(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, int], mode: str) -> dict:
     """What a commit records: the source versions it reflects and, for `extend` tables, the
     newest event_time at those versions (None when no source holds one)."""
     metadata = {WATERMARKS: versions, "run_id": ctx.run_id, "mode": mode}
-    if job.extend is not None:
+    if isinstance(spec.incremental, Extend):
         metadata[EVENT_TIME_WATERMARK] = {
             s: ctx.store.max_micros(s, EVENT_TIME, v) for s, v in versions.items()
         }
@@ -87,31 +87,33 @@ def _of_groups(frame: DataFrame, column: str, groups: DataFrame, values: list | 
     return frame.join(_groups_as(groups, column), column, "left_semi")
 
 
-def _replace(job: GoldJob, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata) -> int:
+def _replace(
+    spec: GoldTableSpec, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata
+) -> int:
     """Replace the table's rows of `groups` (a frame of `_group`; `values`: the same as Python
     values when collected, else None) by `rows`, in one commit; returns the rows written."""
     return ctx.store.replace_groups(
         rows,
-        job.table,
-        group_key=job.group_key,
-        groups=_groups_as(groups, job.group_key),
-        keys=list(job.row_key),
+        spec.table,
+        group_key=spec.group_key,
+        groups=_groups_as(groups, spec.group_key),
+        keys=list(spec.row_key),
         metadata=metadata,
         group_values=values,
     )
 
 
-def _full_build(job: GoldJob, ctx: RunContext, versions: dict[str, int]) -> JobResult:
+def _full_build(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, int]) -> TaskResult:
     """Build the whole table in one pass, straight into the write; rows counted from the commit's statistics."""
-    inputs = {s: job.relevant(s, ctx.store.read(s)) for s in versions}
+    inputs = {s: spec.relevant(s, ctx.store.read(s)) for s in versions}
     ctx.store.overwrite(
-        job.build(inputs),
-        job.table,
-        partition_by=list(job.partition_by),
-        metadata=_commit_metadata(job, ctx, versions, "full"),
+        spec.build(inputs),
+        spec.table,
+        partition_by=list(spec.partition_by),
+        metadata=_commit_metadata(spec, ctx, versions, "full"),
     )
-    rows = ctx.store.count_added_since(job.table, None)
-    return JobResult(rows_in=rows, rows_out=rows, message="full build")
+    rows = ctx.store.count_added_since(spec.table, None)
+    return TaskResult(rows_in=rows, rows_out=rows, message="full build")
 
 
 class _Scratch:
@@ -152,12 +154,12 @@ class _Scratch:
             frame.unpersist()
 
 
-def _versions(job: GoldJob, ctx: RunContext) -> tuple[dict[str, int], dict]:
+def _versions(spec: GoldTableSpec, warehouse: WarehouseView) -> tuple[dict[str, int], dict]:
     """(the versions of the sources that exist, what the table's last commit recorded)."""
-    store = ctx.store
-    versions = {s: store.version(s) for s in job.sources}
+    store = warehouse.store
+    versions = {s: store.version(s) for s in spec.sources}
     present = {s: v for s, v in versions.items() if v is not None}
-    recorded = store.last_commit_metadata(job.table, WATERMARKS) if store.exists(job.table) else {}
+    recorded = store.last_commit_metadata(spec.table, WATERMARKS) if store.exists(spec.table) else {}
     return present, recorded
 
 
@@ -166,10 +168,12 @@ FULL, UP_TO_DATE, APPEND = "full", "up to date", "append"
 ACCUMULATE, EXTEND, HISTORY = "accumulate", "extend", "history"
 
 
-def _path(job: GoldJob, ctx: RunContext, present: dict[str, int], recorded: dict) -> tuple[str, int, int]:
+def _path(
+    spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int], recorded: dict
+) -> tuple[str, int, int]:
     """(how this run builds the table, the source and table rows it scans, the new source rows),
     decided from Delta metadata alone: the executor follows it, the runner weighs the task by it."""
-    store = ctx.store
+    store = warehouse.store
     seen = recorded.get(WATERMARKS)
     if not seen or any(s not in seen for s in present):  # no build yet, or a source it did not read
         everything = sum(store.count_added_since(s, None) for s in present)
@@ -180,13 +184,13 @@ def _path(job: GoldJob, ctx: RunContext, present: dict[str, int], recorded: dict
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     # absent: recorded by an older release, so unknown; a None value: that source held no event
     newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
-    if job.append_only:
+    strategy = spec.incremental
+    if isinstance(strategy, Append):
         return APPEND, source_rows, source_rows
-    if job.accumulate is not None and all(store.only_appended_since(s, seen[s]) for s in changed):
-        return ACCUMULATE, source_rows + store.count_added_since(job.table, None), source_rows
+    if isinstance(strategy, Accumulate) and all(store.only_appended_since(s, seen[s]) for s in changed):
+        return ACCUMULATE, source_rows + store.count_added_since(spec.table, None), source_rows
     if (
-        job.extend is not None
-        and job.expand_groups is None
+        isinstance(strategy, Extend)
         and all(s in newest_seen for s in present)
         and source_rows <= LOCAL_GROUPS
         and all(store.only_appended_since(s, seen[s]) for s in changed)
@@ -196,79 +200,81 @@ def _path(job: GoldJob, ctx: RunContext, present: dict[str, int], recorded: dict
     return HISTORY, sum(store.count_added_since(s, None) for s in present), source_rows
 
 
-def pending_rows(job: GoldJob, ctx: RunContext) -> int:
+def pending_rows(spec: GoldTableSpec, warehouse: WarehouseView) -> int:
     """The rows this task would scan (every source row for a full build or a history rebuild;
-    Delta statistics, no Spark job): what the runner weighs a task by (`pipelines.runner`)."""
-    present, recorded = _versions(job, ctx)
-    return _path(job, ctx, present, recorded)[1] if present else 0
+    Delta statistics, no Spark job): what the runner weighs a task by (`pipelines.orchestration.runner`)."""
+    present, recorded = _versions(spec, warehouse)
+    return _path(spec, warehouse, present, recorded)[1] if present else 0
 
 
-def run(job: GoldJob, ctx: RunContext) -> JobResult:
+def run(spec: GoldTableSpec, ctx: RunContext) -> TaskResult:
     store = ctx.store
-    present, recorded = _versions(job, ctx)
+    present, recorded = _versions(spec, ctx.warehouse)
     if not present:
-        return JobResult(status="SKIPPED", message="no source table exists yet")
-    path, scanned, source_rows = _path(job, ctx, present, recorded)
+        return TaskResult(status="SKIPPED", message="no source table exists yet")
+    path, scanned, source_rows = _path(spec, ctx.warehouse, present, recorded)
     limit = ctx.config.profile.get("small_input_rows")
     if path == FULL:
         with small_input_mode(ctx.spark, scanned, limit):
-            return _full_build(job, ctx, present)
+            return _full_build(spec, ctx, present)
     if path == UP_TO_DATE:
-        return JobResult(status="SKIPPED", message="up to date")
+        return TaskResult(status="SKIPPED", message="up to date")
     seen = recorded[WATERMARKS]
     new_rows = {s: store.read_added_since(s, seen[s]) for s, v in present.items() if v > seen[s]}
-    metadata = _commit_metadata(job, ctx, {**seen, **present}, "incremental")
+    metadata = _commit_metadata(spec, ctx, {**seen, **present}, "incremental")
     message = "incremental"
     if path == APPEND:
         with small_input_mode(ctx.spark, scanned, limit):
-            rows_out = _append_new_rows(job, ctx, new_rows, metadata)
+            rows_out = _append_new_rows(spec, ctx, new_rows, metadata)
     elif path == ACCUMULATE:
         with small_input_mode(ctx.spark, scanned, limit):
-            rows_out = _accumulate_new_rows(job, ctx, new_rows, metadata, few=source_rows <= LOCAL_GROUPS)
+            rows_out = _accumulate_new_rows(spec, ctx, new_rows, metadata, few=source_rows <= LOCAL_GROUPS)
         message = "incremental, new counts added"
     elif path == EXTEND:
         newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
         rows_out, extended, rebuilt = _extend_touched_groups(
-            job, ctx, new_rows, present, metadata, newest_seen, source_rows
+            spec, ctx, new_rows, present, metadata, newest_seen, source_rows
         )
         message = f"incremental, {extended} groups extended, {rebuilt} rebuilt from history"
     else:
-        shared = (job.sources, tuple(sorted(seen.items())), tuple(sorted(present.items())))
+        shared = (spec.sources, tuple(sorted(seen.items())), tuple(sorted(present.items())))
         with small_input_mode(ctx.spark, scanned, limit):
             rows_out = _replace_touched_groups(
-                job, ctx, new_rows, present, metadata, few=source_rows <= LOCAL_GROUPS, shared=shared
+                spec, ctx, new_rows, present, metadata, few=source_rows <= LOCAL_GROUPS, shared=shared
             )
-    return JobResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message=message)
+    return TaskResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message=message)
 
 
-def _append_new_rows(job: GoldJob, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict) -> int:
+def _append_new_rows(
+    spec: GoldTableSpec, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict
+) -> int:
     """An append-only table's new groups are built from the new rows alone (no history read)."""
     store = ctx.store
-    before = store.version(job.table)
-    relevant = {s: job.relevant(s, rows) for s, rows in new_rows.items()}
-    store.append(job.build(relevant), job.table, partition_by=list(job.partition_by), metadata=metadata)
-    return store.count_added_since(job.table, before)
+    before = store.version(spec.table)
+    relevant = {s: spec.relevant(s, rows) for s, rows in new_rows.items()}
+    store.append(spec.build(relevant), spec.table, partition_by=list(spec.partition_by), metadata=metadata)
+    return store.count_added_since(spec.table, before)
 
 
 def _accumulate_new_rows(
-    job: GoldJob, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict, few: bool
+    spec: GoldTableSpec, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict, few: bool
 ) -> int:
     """Add what the new source rows count to the table's rows of the groups they touch, and
     replace those groups: the work follows the new rows and the touched rows, not the history."""
     store = ctx.store
-    relevant = {s: job.relevant(s, rows) for s, rows in new_rows.items()}
+    relevant = {s: spec.relevant(s, rows) for s, rows in new_rows.items()}
     scratch = _Scratch(ctx.spark)
     try:
         touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), few)
-        current = _of_groups(store.read(job.table), job.group_key, touched, scratch.values())
-        rows = job.accumulate(current, job.build(relevant))
-        return _replace(job, ctx, rows, touched, scratch.values(), metadata)
+        current = _of_groups(store.read(spec.table), spec.group_key, touched, scratch.values())
+        rows = spec.incremental.combine(current, spec.build(relevant))
+        return _replace(spec, ctx, rows, touched, scratch.values(), metadata)
     finally:
         scratch.release()
 
 
 def _replace_touched_groups(
-    job: GoldJob,
+    spec: GoldTableSpec,
     ctx: RunContext,
     new_rows: dict[str, DataFrame],
     present: dict[str, int],
@@ -282,43 +288,48 @@ def _replace_touched_groups(
     `shared`: the sources and their versions; with the same `relevant` and `expand_groups`
     another table of this run found the same groups, collected once (`ctx.touched_groups`)."""
     store = ctx.store
-    everything = {s: job.relevant(s, store.read(s)) for s in present}
+    everything = {s: spec.relevant(s, store.read(s)) for s in present}
     scratch = _Scratch(ctx.spark)
-    remembered = (*shared, job.relevant, job.expand_groups)
+    linking = spec.incremental if isinstance(spec.incremental, RebuildGroups) else RebuildGroups()
+    remembered = (*shared, spec.relevant, linking.expand_groups)
     try:
         if remembered in ctx.touched_groups:
             scratch.collected = ctx.touched_groups[remembered]
             touched = scratch.local(*scratch.collected)
         else:
             touched = scratch.groups(
-                _union([job.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
+                _union([spec.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
             )
-            if job.expand_groups is not None:
-                touched = _expanded(job, scratch, touched, everything, few)
+            if linking.expand_groups is not None:
+                touched = _expanded(linking, scratch, touched, everything, few)
             if scratch.collected is not None:
                 ctx.touched_groups[remembered] = scratch.collected
         history = {s: _of_groups(rows, GROUP, touched, scratch.values()) for s, rows in everything.items()}
-        return _replace(job, ctx, job.build(history), touched, scratch.values(), metadata)
+        return _replace(spec, ctx, spec.build(history), touched, scratch.values(), metadata)
     finally:
         scratch.release()
 
 
 def _expanded(
-    job: GoldJob, scratch: _Scratch, touched: DataFrame, everything: dict[str, DataFrame], few: bool
+    linking: RebuildGroups,
+    scratch: _Scratch,
+    touched: DataFrame,
+    everything: dict[str, DataFrame],
+    few: bool,
 ) -> DataFrame:
-    """The touched groups and the groups `job.expand_groups` links to them. Collected groups
-    that filter as an IN list are expanded as values (`job.expand_group_values`): a filtering
-    scan per hop, where the joins of `expand_groups` took five adaptive jobs (0.75 s warm)."""
+    """The touched groups and the groups `linking.expand_groups` links to them. Collected groups
+    that filter as an IN list are expanded as values (`linking.expand_group_values`): a filtering
+    scan per hop instead of the joins' adaptive jobs."""
     values = scratch.values()
-    if job.expand_group_values is not None and _inline(values):
-        expanded = job.expand_group_values(values, everything)
+    if linking.expand_group_values is not None and _inline(values):
+        expanded = linking.expand_group_values(values, everything)
         scratch.collected = (sorted(expanded, key=str), scratch.collected[1])
         return scratch.local(*scratch.collected)
-    return scratch.groups(job.expand_groups(touched, everything), few)
+    return scratch.groups(linking.expand_groups(touched, everything), few)
 
 
 def _extend_touched_groups(
-    job: GoldJob,
+    spec: GoldTableSpec,
     ctx: RunContext,
     new_rows: dict[str, DataFrame],
     present: dict[str, int],
@@ -328,13 +339,13 @@ def _extend_touched_groups(
 ) -> tuple[int, int, int]:
     """(rows written, groups extended, groups rebuilt). A new row is late when it is not after
     the newest event the last commit saw in its sources' ordering domain (`newest_seen`, per
-    source; `GoldJob.ordering_domains`); one collect finds the touched groups and whether any
-    of their new rows is late. The others are extended from their current rows by `job.extend`,
-    the late ones rebuilt from their history by `job.build`; one commit replaces them all."""
+    source; `GoldTableSpec.ordering_domains`); one collect finds the touched groups and whether any
+    of their new rows is late. The others are extended from their current rows by `spec.extend`,
+    the late ones rebuilt from their history by `spec.build`; one commit replaces them all."""
     store = ctx.store
-    relevant = {s: job.relevant(s, rows) for s, rows in new_rows.items()}
+    relevant = {s: spec.relevant(s, rows) for s, rows in new_rows.items()}
     flagged = [
-        rows.select(GROUP, _is_late(job, s, newest_seen).alias("_late")) for s, rows in relevant.items()
+        rows.select(GROUP, _is_late(spec, s, newest_seen).alias("_late")) for s, rows in relevant.items()
     ]
     limit = ctx.config.profile.get("small_input_rows")
     with small_input_mode(ctx.spark, source_rows, limit):
@@ -343,17 +354,17 @@ def _extend_touched_groups(
     in_order = sorted((g for g, is_late in found if not is_late), key=str)
     schema = StructType([flagged[0].schema[GROUP]])
     # The plans compute the new rows and the touched groups' rows. The table is only scanned
-    # through the broadcast groups, which runs as fast interpreted (209k rows: 0.49-0.56 s either
-    # way; 849k: 0.83-1.2 against 0.52-1.2 s), so without late groups the mode follows the new
+    # through the broadcast groups, which runs as fast interpreted as compiled, so without late
+    # groups the mode follows the new
     # rows: one job per action, no code to generate and compile. Late groups' history reads
     # scan every source: then the mode follows those rows, as in `_replace_touched_groups`.
     scanned = source_rows + (sum(store.count_added_since(s, None) for s in present) if late else 0)
     with small_input_mode(ctx.spark, scanned, limit):
-        return _replace_extended_and_rebuilt(job, ctx, relevant, present, metadata, in_order, late, schema)
+        return _replace_extended_and_rebuilt(spec, ctx, relevant, present, metadata, in_order, late, schema)
 
 
 def _replace_extended_and_rebuilt(
-    job: GoldJob,
+    spec: GoldTableSpec,
     ctx: RunContext,
     relevant: dict[str, DataFrame],
     present: dict[str, int],
@@ -369,28 +380,28 @@ def _replace_extended_and_rebuilt(
     parts = []
     if in_order:
         groups = scratch.local(in_order, schema)
-        current = _of_groups(store.read(job.table), job.group_key, groups, in_order)
+        current = _of_groups(store.read(spec.table), spec.group_key, groups, in_order)
         # with no late group every new row belongs to an extended one: no filter
         later = (
             {s: _of_groups(rows, GROUP, groups, in_order) for s, rows in relevant.items()}
             if late
             else relevant
         )
-        parts.append(job.extend(current, later))
+        parts.append(spec.incremental.extend(current, later))
     if late:
         groups = scratch.local(late, schema)
-        history = {s: _of_groups(job.relevant(s, store.read(s)), GROUP, groups, late) for s in present}
-        parts.append(job.build(history))
+        history = {s: _of_groups(spec.relevant(s, store.read(s)), GROUP, groups, late) for s in present}
+        parts.append(spec.build(history))
     touched = sorted(in_order + late, key=str)
-    rows = _union(parts) if parts else store.read(job.table).limit(0)
-    written = _replace(job, ctx, rows, scratch.local(touched, schema), touched, metadata)
+    rows = _union(parts) if parts else store.read(spec.table).limit(0)
+    written = _replace(spec, ctx, rows, scratch.local(touched, schema), touched, metadata)
     return written, len(in_order), len(late)
 
 
-def _is_late(job: GoldJob, source: str, newest_seen: dict[str, int | None]) -> Column:
+def _is_late(spec: GoldTableSpec, source: str, newest_seen: dict[str, int | None]) -> Column:
     """True for a row of `source` not after the newest event seen in its ordering domain (within
     the statistics' precision); false for rows without event_time, which no build orders."""
-    domain = next((d for d in job.ordering_domains if source in d), tuple(newest_seen))
+    domain = next((d for d in spec.incremental.ordering_domains if source in d), tuple(newest_seen))
     known = [newest_seen[s] for s in domain if newest_seen.get(s) is not None]
     if not known:
         return F.lit(False)

@@ -10,15 +10,15 @@ the silver commit does not quarantine twice when it is re-run.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines import faults
-from pipelines.bookkeeping import record_dq
-from pipelines.context import JobResult, RunContext
-from pipelines.jobs import ERRORS_COLUMN, SilverJob
-from pipelines.quality import (
+from pipelines.core.context import RunContext, TaskResult, WarehouseView
+from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.ops.bookkeeping import record_dq
+from pipelines.quality.suites import (
     FAILED_DROP,
     FAILED_FAIL,
     FAILED_WARN,
@@ -38,7 +38,8 @@ from pipelines.quality import (
     rule_results,
     suites_dir,
 )
-from pipelines.spark import filters_stay_put, small_input_mode
+from pipelines.runtime import faults
+from pipelines.runtime.spark import filters_stay_put, small_input_mode
 
 QUARANTINE = "silver.quarantine"
 WATERMARK = "source_version"
@@ -149,11 +150,10 @@ def _checked(flagged: DataFrame, suite: Suite | None) -> DataFrame:
     """The typed rows with their `_bad` flag and per-rule results, cached: typed once.
 
     The checks, the quarantine, the deduplication and the write all read this cache. Typing
-    (JSON parsing) is most of a silver task; typing again for the write, with only a narrow
-    frame cached, made bronze + silver of 1M events take 98.7-100.0 s instead of 85.4-88.5 s.
-    The cache is kept uncompressed (`spark.sql.inMemoryColumnarStorage.compressed`, conf):
-    compressing it cost more than it saved. What does not fit in memory spills to disk
-    (the 4M entity changes, ~2.4 GB typed).
+    (JSON parsing) is most of a silver task, so it must not run twice (once for the checks,
+    again for the write). The cache is kept uncompressed
+    (`spark.sql.inMemoryColumnarStorage.compressed`, conf): compressing it cost more than it
+    saved. What does not fit in memory spills to disk.
     """
     bad = (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0)
     return flagged.withColumn("_bad", bad).select("*", *rule_results(suite)).persist()
@@ -178,7 +178,7 @@ def _typed(checked: DataFrame, suite: Suite | None) -> DataFrame:
 
 
 def _deduplicate_and_append(
-    job: SilverJob,
+    spec: SilverTableSpec,
     ctx: RunContext,
     checked: DataFrame,
     narrow: DataFrame,
@@ -188,15 +188,15 @@ def _deduplicate_and_append(
 ) -> tuple[int, list[Outcome]]:
     """Append the accepted rows whose key is new (first landed wins); returns (rows written, uniqueness)."""
     store = ctx.store
-    existing = store.read(job.table).select(job.dedup_key) if store.exists(job.table) else None
-    dedup = _dedup(narrow.where(~F.col("_bad")), job.dedup_key, unique_columns, existing)
+    existing = store.read(spec.table).select(spec.dedup_key) if store.exists(spec.table) else None
+    dedup = _dedup(narrow.where(~F.col("_bad")), spec.dedup_key, unique_columns, existing)
     try:
         rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
         accepted = checked.where(~F.col("_bad"))
         store.append(
-            _typed(dedup.apply(accepted, job.dedup_key, rows_out), suite),
-            job.table,
-            partition_by=list(job.partition_by),
+            _typed(dedup.apply(accepted, spec.dedup_key, rows_out), suite),
+            spec.table,
+            partition_by=list(spec.partition_by),
             metadata=commit,
             rows=rows_out,
         )
@@ -205,41 +205,69 @@ def _deduplicate_and_append(
         dedup.unpersist()
 
 
-def _keys_are_new(job: SilverJob, ctx: RunContext, watermark: int | None) -> bool:
+def _keys_are_new(spec: SilverTableSpec, ctx: RunContext, watermark: int | None) -> bool:
     """A `source_unique` table's batch repeats no key it holds while its source only gained rows."""
-    if not job.source_unique:
+    if not spec.source_unique:
         return False
     if watermark is None:
-        return not ctx.store.exists(job.table)
-    return ctx.store.only_appended_since(job.source, watermark)
+        return not ctx.store.exists(spec.table)
+    return ctx.store.only_appended_since(spec.source, watermark)
 
 
-def _append_new_keys(
-    job: SilverJob,
+def _append_as_is(
+    spec: SilverTableSpec,
     ctx: RunContext,
     checked: DataFrame,
     suite: Suite | None,
     batch: BatchMeasure,
     commit: dict,
-) -> tuple[int, list[Outcome]] | None:
-    """Append the accepted rows as they are when their keys are distinct (`_keys_are_new` holds,
-    `measure_batch` counted them): no deduplication job. None when a key repeats after all."""
-    if batch.accepted_distinct != batch.accepted:
-        return None
+) -> tuple[int, list[Outcome]]:
+    """Append the accepted rows as they are: their keys are new to the table and distinct
+    (`WritePath.APPEND_AS_IS`). Returns (rows written, uniqueness)."""
     ctx.store.append(
         _typed(checked.where(~F.col("_bad")), suite),
-        job.table,
-        partition_by=list(job.partition_by),
+        spec.table,
+        partition_by=list(spec.partition_by),
         metadata=commit,
         rows=batch.accepted,
     )
-    return batch.accepted, batch.accepted_uniqueness
+    return batch.accepted, batch.accepted_uniqueness or []
 
 
-def _versions(job: SilverJob, ctx: RunContext) -> tuple[int | None, int | None]:
+class WritePath(Enum):
+    """How a measured batch reaches its table."""
+
+    NO_ROWS = "no rows"  # every row quarantined: the watermark commit alone, no Spark write
+    APPEND_AS_IS = "append as is"  # keys new to the table and distinct: no deduplication
+    DEDUPLICATE = "deduplicate"  # first landed wins, within the batch and against the table
+
+
+def write_path(batch: BatchMeasure) -> WritePath:
+    """The write path for `batch`. Its distinct keys are measured only where they cannot be in
+    the table yet (`_keys_are_new`); then all distinct means nothing to deduplicate."""
+    if batch.accepted == 0:
+        return WritePath.NO_ROWS
+    if batch.accepted_distinct is not None and batch.accepted_distinct == batch.accepted:
+        return WritePath.APPEND_AS_IS
+    return WritePath.DEDUPLICATE
+
+
+def _measure(
+    spec: SilverTableSpec, ctx: RunContext, narrow: DataFrame, suite: Suite | None, watermark: int | None
+) -> BatchMeasure:
+    """The batch's counts and rule outcomes, with its accepted keys' uniqueness when they
+    cannot be in the table yet (one Spark job either way)."""
+    if _keys_are_new(spec, ctx, watermark):
+        return measure_batch(narrow, suite, "_bad", spec.dedup_key)
+    rows, outcomes, rejected = measure(narrow, suite, count_flag="_bad", precomputed=True)
+    return BatchMeasure(rows, outcomes, rejected)
+
+
+def _versions(spec: SilverTableSpec, warehouse: WarehouseView) -> tuple[int | None, int | None]:
     """(the source version the table reflects, the source's version now); None when unknown."""
-    source_version = ctx.store.version(job.source)
-    watermark = ctx.store.last_metadata(job.table, WATERMARK) if ctx.store.exists(job.table) else None
+    store = warehouse.store
+    source_version = store.version(spec.source)
+    watermark = store.last_metadata(spec.table, WATERMARK) if store.exists(spec.table) else None
     return watermark, source_version
 
 
@@ -247,125 +275,125 @@ def _up_to_date(watermark: int | None, source_version: int) -> bool:
     return watermark is not None and watermark >= source_version
 
 
-def pending_rows(job: SilverJob, ctx: RunContext) -> int:
+def pending_rows(spec: SilverTableSpec, warehouse: WarehouseView) -> int:
     """Source rows this task has yet to type (Delta statistics, no Spark job): what the runner
-    weighs a task by (`pipelines.runner`)."""
-    watermark, source_version = _versions(job, ctx)
+    weighs a task by (`pipelines.orchestration.runner`)."""
+    watermark, source_version = _versions(spec, warehouse)
     if source_version is None or _up_to_date(watermark, source_version):
         return 0
-    return ctx.store.count_added_since(job.source, watermark)
+    return warehouse.store.count_added_since(spec.source, watermark)
 
 
-def run(job: SilverJob, ctx: RunContext) -> JobResult:
+def run(spec: SilverTableSpec, ctx: RunContext) -> TaskResult:
     store = ctx.store
-    watermark, source_version = _versions(job, ctx)
+    watermark, source_version = _versions(spec, ctx.warehouse)
     if source_version is None:
-        return JobResult(status="SKIPPED", message=f"{job.source} does not exist yet")
+        return TaskResult(status="SKIPPED", message=f"{spec.source} does not exist yet")
     if _up_to_date(watermark, source_version):
-        return JobResult(status="SKIPPED", message="up to date")
-    source_rows = store.count_added_since(job.source, watermark)
+        return TaskResult(status="SKIPPED", message="up to date")
+    source_rows = store.count_added_since(spec.source, watermark)
     limit = ctx.config.profile.get("small_input_rows")
-    if job.selects is not None:
+    if spec.selects is not None:
         with small_input_mode(ctx.spark, source_rows, limit):
-            values = _new_values(job, ctx, watermark, source_version)
-        if not any(job.selects.accepts(v) for v in values):
-            return _record_empty_batch(job, ctx, watermark, source_version, source_rows)
+            values = _new_values(spec, ctx, watermark, source_version)
+        if not any(spec.selects.accepts(v) for v in values):
+            return _record_empty_batch(spec, ctx, watermark, source_version, source_rows)
     # filters_stay_put: else the write's `_bad` filter would re-type every row (see its docstring).
     with small_input_mode(ctx.spark, source_rows, limit):
         with filters_stay_put(ctx.spark):
-            return _process(job, ctx, watermark, source_version, source_rows)
+            return _process(spec, ctx, watermark, source_version, source_rows)
 
 
-def _new_values(job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int) -> frozenset:
+def _new_values(
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int
+) -> frozenset:
     """Distinct values of the selector's column in the source rows after `watermark`: one small
     job per run and source, shared by the tasks reading the same rows (the DataWorks families)."""
-    key = (job.source, watermark, source_version, job.selects.column)
+    key = (spec.source, watermark, source_version, spec.selects.column)
     if key not in ctx.source_values:
-        rows = ctx.store.read_added_since(job.source, watermark).select(job.selects.column).distinct()
+        rows = ctx.store.read_added_since(spec.source, watermark).select(spec.selects.column).distinct()
         ctx.source_values[key] = frozenset(row[0] for row in rows.collect())
     return ctx.source_values[key]
 
 
-def _suite(job: SilverJob, ctx: RunContext) -> Suite | None:
-    return load_suite(job.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
+def _suite(spec: SilverTableSpec, ctx: RunContext) -> Suite | None:
+    return load_suite(spec.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
 
 
-def _watermark_commit(job: SilverJob, ctx: RunContext, source_version: int) -> dict:
-    return {WATERMARK: source_version, "source": job.source, "run_id": ctx.run_id}
+def _watermark_commit(spec: SilverTableSpec, ctx: RunContext, source_version: int) -> dict:
+    return {WATERMARK: source_version, "source": spec.source, "run_id": ctx.run_id}
 
 
 def _record_empty_batch(
-    job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
-) -> JobResult:
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+) -> TaskResult:
     """What typing a batch without a row of this table records (the watermark commit, DQ rows of
     zero elements), without typing it: for a family with no new events this is most of its run.
     The columns come from the table, or from the transform's plan (never run) when it is new."""
     store = ctx.store
-    if store.exists(job.table):
-        columns = store.read(job.table)
+    if store.exists(spec.table):
+        columns = store.read(spec.table)
     else:
-        columns = job.transform(store.read_added_since(job.source, watermark)).drop(*HELPER_COLUMNS)
-    suite = _suite(job, ctx)
+        columns = spec.transform(store.read_added_since(spec.source, watermark)).drop(*HELPER_COLUMNS)
+    suite = _suite(spec, ctx)
     store.commit_no_rows(
         columns,
-        job.table,
-        partition_by=list(job.partition_by),
-        metadata=_watermark_commit(job, ctx, source_version),
+        spec.table,
+        partition_by=list(spec.partition_by),
+        metadata=_watermark_commit(spec, ctx, source_version),
     )
-    record_dq(ctx, job.table, no_rows_outcomes(suite))
-    return JobResult(source_rows=source_rows, message="no rows for this table")
+    record_dq(ctx, spec.table, no_rows_outcomes(suite))
+    return TaskResult(source_rows=source_rows, message="no rows for this table")
 
 
 def _process(
-    job: SilverJob, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
-) -> JobResult:
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+) -> TaskResult:
     """Type, check, quarantine, deduplicate and append the source rows added after `watermark`."""
     store = ctx.store
-    new_rows = store.read_added_since(job.source, watermark)
-    suite = _suite(job, ctx)
-    checked = _checked(flag_rows(job.transform(new_rows), suite), suite)
+    new_rows = store.read_added_since(spec.source, watermark)
+    suite = _suite(spec, ctx)
+    checked = _checked(flag_rows(spec.transform(new_rows), suite), suite)
     try:
         unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
-        narrow = _narrow(checked, suite, job.dedup_key, unique_columns)
-        batch = None
-        if _keys_are_new(job, ctx, watermark):
-            batch = measure_batch(narrow, suite, "_bad", job.dedup_key)
-            rows_in, outcomes, quarantined = batch.rows, batch.outcomes, batch.rejected
-        else:
-            rows_in, outcomes, quarantined = measure(narrow, suite, count_flag="_bad", precomputed=True)
+        narrow = _narrow(checked, suite, spec.dedup_key, unique_columns)
+        batch = _measure(spec, ctx, narrow, suite, watermark)
+        rows_in, outcomes, quarantined = batch.rows, batch.outcomes, batch.rejected
         fatal = breaches(outcomes)
         if fatal and ctx.config.section("quality")["fail_on_breach"]:
-            record_dq(ctx, job.table, outcomes)
+            record_dq(ctx, spec.table, outcomes)
             first = fatal[0]
             raise QualityGateError(
-                f"{job.table}: fail-severity expectation '{first.expectation.name}' failed for "
+                f"{spec.table}: fail-severity expectation '{first.expectation.name}' failed for "
                 f"{first.unexpected_count} of {first.element_count} rows (e.g. {', '.join(first.examples) or '-'})"
             )
         rejected = narrow.where(F.col("_bad"))
         if quarantined:
             store.merge(
-                quarantine_rows(rejected, job.table, ctx),
+                quarantine_rows(rejected, spec.table, ctx),
                 QUARANTINE,
                 keys=["quarantine_id"],
                 rows=quarantined,
             )
-        faults.checkpoint("silver_after_quarantine", job.table)
+        faults.checkpoint("silver_after_quarantine", spec.table)
 
-        commit = _watermark_commit(job, ctx, source_version)
-        if rows_in == quarantined:  # nothing to write (common for small batches): no dedup, no Spark write
+        commit = _watermark_commit(spec, ctx, source_version)
+        path = write_path(batch)
+        if path is WritePath.NO_ROWS:
             rows_out, uniqueness = 0, no_rows_uniqueness(suite)
             store.commit_no_rows(
-                _typed(checked, suite), job.table, partition_by=list(job.partition_by), metadata=commit
+                _typed(checked, suite), spec.table, partition_by=list(spec.partition_by), metadata=commit
             )
+        elif path is WritePath.APPEND_AS_IS:
+            rows_out, uniqueness = _append_as_is(spec, ctx, checked, suite, batch, commit)
         else:
-            appended = _append_new_keys(job, ctx, checked, suite, batch, commit) if batch else None
-            rows_out, uniqueness = appended or _deduplicate_and_append(
-                job, ctx, checked, narrow, unique_columns, suite, commit
+            rows_out, uniqueness = _deduplicate_and_append(
+                spec, ctx, checked, narrow, unique_columns, suite, commit
             )
-        record_dq(ctx, job.table, outcomes + uniqueness)
+        record_dq(ctx, spec.table, outcomes + uniqueness)
     finally:
         checked.unpersist()
-    return JobResult(
+    return TaskResult(
         source_rows=source_rows,
         rows_in=rows_in,
         rows_out=rows_out,

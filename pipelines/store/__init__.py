@@ -60,7 +60,7 @@ def _writing(path: str) -> Iterator[None]:
 
 def make_engine(spark: SparkSession, name: str = "auto") -> Engine:
     """`delta-spark` when asked for or when its JVM classes are present, else `delta-rs`."""
-    from pipelines.spark import has_delta_jvm
+    from pipelines.runtime.spark import has_delta_jvm
 
     if name == "auto":
         name = "delta-spark" if has_delta_jvm(spark) else "delta-rs"
@@ -68,7 +68,7 @@ def make_engine(spark: SparkSession, name: str = "auto") -> Engine:
         if not has_delta_jvm(spark):
             raise RuntimeError(
                 "storage.engine is delta-spark but Delta's JVM classes are not on the session's "
-                "classpath (start it with pipelines.spark.get_spark, which adds them)"
+                "classpath (start it with pipelines.runtime.spark.get_spark, which adds them)"
             )
         from pipelines.store.delta_spark import DeltaSparkEngine
 
@@ -390,9 +390,9 @@ def open_store(
 
 def open_configured_store(spark: SparkSession, config: Any) -> TableStore:
     """The store a run uses: the configuration's warehouse, engine (`auto` resolved for this
-    session, `pipelines.spark.engine_in_use`) and catalog names; with delta-spark, the
+    session, `pipelines.runtime.spark.engine_in_use`) and catalog names; with delta-spark, the
     warehouse's tables are registered in the session catalog."""
-    from pipelines.spark import engine_in_use
+    from pipelines.runtime.spark import engine_in_use
 
     storage = config.section("storage")
     store = open_store(

@@ -4,9 +4,7 @@ For an incremental gold run, which replaces a few thousand groups in a table of 
 thousand rows: deciding which data files hold a touched row, and copying those files' other
 rows, is two columns read and a filter, which pyarrow does in this process in a fraction of
 the time a Spark job takes to plan and schedule. Files are read `BATCH_ROWS` rows at a time,
-so memory stays one batch (copying a gold timeline file of the 1M-event benchmark, one
-51k-row row group, peaked at 72 MB of pyarrow's pool with its default batch, 40 MB with
-this one; files grow with the history). Matching is a join's: a null matches nothing.
+so memory stays one batch however large a file grows with the table's history. Matching is a join's: a null matches nothing.
 """
 
 from __future__ import annotations
@@ -79,13 +77,12 @@ def copy_rows_except(file: str, sets: dict[str, pa.Array], folder: str) -> str |
 
 def use_system_memory_pool() -> None:
     """Allocate pyarrow's buffers with the C library's allocator from now on (process-wide).
-    Its default, mimalloc, held ~2x the RSS for the same copies: two 41 MB gold files of the
-    4M-event benchmark raised the driver's RSS by 170-190 MB with it, ~90 MB with this pool
-    (jemalloc's was the same), at the same speed and the same 67 MB peak in the pool."""
+    Its default, mimalloc, held about twice the resident memory for the same copies, at the
+    same speed."""
     pa.set_memory_pool(pa.system_memory_pool())
 
 
 def release_free_memory() -> None:
     """Hand the pages pyarrow's allocator keeps for reuse back to the OS. After copying large
-    files they stay in the driver's RSS (~0.1 GB a copy at 1M events) until the process ends."""
+    files they would stay in the driver's resident memory until the process ends."""
     pa.default_memory_pool().release_unused()

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
-from pipelines import faults
+from pipelines.runtime import faults
 from pipelines.store.arrow_rows import (
     copy_rows_except,
     holds_any,
@@ -48,10 +48,9 @@ from pipelines.store.snapshots import LatestSnapshots
 
 COMMIT_RETRIES = 5
 # An append (or a merge's source) of at most this many rows, counted by the caller, is collected
-# as Arrow and written by pyarrow: a Spark write costs ~0.1 s more than the collect however few
-# the rows (2,000 cached rows: 0.10-0.13 s against 0.02-0.03 s), paid by every silver table each
-# run. Larger batches gain nothing (41.5k proposal rows in a cold full run: 5.5 s against 5.1 s)
-# and would pass through the driver's memory.
+# as Arrow and written by pyarrow: a Spark write costs a fixed tenth of a second or so more than
+# the collect however few the rows, paid by every silver table each run. Larger batches gain
+# nothing and would pass through the driver's memory.
 ARROW_WRITE_ROWS = 25_000
 
 
@@ -501,8 +500,8 @@ class DeltaRsEngine(Engine):
 
     def _copy_kept_rows_by_arrow(self, table, path, group_key, group_values, key, new_files):
         """(doomed add actions, staging folder of their other rows or None), by pyarrow. For the
-        few thousand groups of an incremental run, Spark took ~8 jobs to plan and schedule
-        (1-2 s a gold task at 1M events) for what is two columns read and a filter."""
+        few thousand groups of an incremental run, Spark took several jobs to plan and schedule
+        for what is two columns read and a filter."""
         wanted = {group_key: group_values}
         if new_files:
             wanted[key] = pads.dataset(new_files, format="parquet").to_table(columns=[key]).column(key)

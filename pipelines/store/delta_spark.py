@@ -1,7 +1,7 @@
 """The JVM engine: Delta's own Spark classes (`format("delta")`, `DeltaTable.merge`, `optimize`).
 
 Used on Databricks, on clusters, and locally with `storage.engine: delta-spark` (the session
-then carries Delta's jars, `pipelines.spark.get_spark`). Behaviour matches the delta-rs engine;
+then carries Delta's jars, `pipelines.runtime.spark.get_spark`). Behaviour matches the delta-rs engine;
 the same test suites run against both.
 
 A table is addressed by its folder or, with a catalog (Unity Catalog), by its back-quoted
@@ -21,8 +21,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from pipelines import faults
-from pipelines.spark import session_conf
+from pipelines.runtime import faults
+from pipelines.runtime.spark import session_conf
 from pipelines.store.delta_log import commit_actions
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
 
@@ -125,7 +125,7 @@ class DeltaSparkEngine(Engine):
     @contextmanager
     def _failpoint(self, name: str, ref: str) -> Iterator[None]:
         """Where `LAKEHOUSE_FAULT` names checkpoint `name` at `ref`, the Delta transactions run
-        inside, on this thread, reach it as they begin to commit (`pipelines.faults`)."""
+        inside, on this thread, reach it as they begin to commit (`pipelines.runtime.faults`)."""
         if not faults.armed(name, ref):
             yield
             return

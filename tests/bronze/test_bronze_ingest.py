@@ -11,12 +11,12 @@ import shutil
 import pytest
 from pyspark.sql import functions as F
 
-from bronze.datahub_entity_change_events import JOB as ece_job
-from pipelines import ingestion_log
-from pipelines.context import RunContext
+from bronze.datahub_entity_change_events import SPEC as ece_spec
+from pipelines.core.context import RunContext
 from pipelines.executors import bronze as bronze_executor
-from pipelines.landing import landing_key
-from pipelines.runner import run_pipeline
+from pipelines.landing import ingestion_log
+from pipelines.landing.discovery import landing_key
+from pipelines.orchestration.runner import run_pipeline
 
 ECE = "bronze.datahub_entity_change_events"
 
@@ -132,7 +132,7 @@ def test_rerun_lands_nothing_new_and_new_files_only_add(config, spark, landing, 
 
 
 def test_pending_rows_weigh_the_files_not_ingested_by_their_size(config, spark, landing, warehouse, store):
-    """What the runner weighs a bronze task by (`pipelines.runner`): new files' bytes, no file opened."""
+    """What the runner weighs a bronze task by (`pipelines.orchestration.runner`): new files' bytes, no file opened."""
     settings = config.with_overrides(landing=str(landing), warehouse=str(warehouse))
     ctx = RunContext(spark, store, settings, "run-test", dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
     (landing / "datahub_ece" / "one.jsonl").write_text('{"a":1}\n' * 600)  # 4,800 bytes
@@ -140,13 +140,13 @@ def test_pending_rows_weigh_the_files_not_ingested_by_their_size(config, spark, 
         handle.write('{"b":2}\n' * 600)
     packed = (landing / "datahub_ece" / "two.jsonl.gz").stat().st_size
     expected = (4800 + packed * bronze_executor.GZIP_RATIO) // bronze_executor.LANDING_BYTES_PER_RECORD
-    assert bronze_executor.pending_rows(ece_job, ctx) == expected
+    assert bronze_executor.pending_rows(ece_spec, ctx) == expected
 
     _run(config, spark, landing, warehouse)
-    assert bronze_executor.pending_rows(ece_job, ctx) == 0
+    assert bronze_executor.pending_rows(ece_spec, ctx) == 0
 
     (landing / "datahub_ece" / "three.jsonl").write_text('{"c":3}\n' * 64)
-    assert bronze_executor.pending_rows(ece_job, ctx) == 512 // bronze_executor.LANDING_BYTES_PER_RECORD
+    assert bronze_executor.pending_rows(ece_spec, ctx) == 512 // bronze_executor.LANDING_BYTES_PER_RECORD
 
 
 def test_file_names_with_glob_characters_are_read_as_themselves(config, spark, landing, warehouse, store):
@@ -233,7 +233,7 @@ def test_commit_without_log_rows_is_recovered_not_reingested(config, spark, land
     bronze = store.read(ECE)
     crashed = bronze.withColumn("source_file", F.lit(str(landing / "datahub_ece" / "two.jsonl")))
     crashed = crashed.withColumn("ingest_run_id", F.lit("crashed-run")).withColumn("raw", F.lit('{"a":2}'))
-    from pipelines.landing import LandingFile, scan
+    from pipelines.landing.discovery import LandingFile, scan
 
     info = (landing / "datahub_ece" / "two.jsonl").stat()
     crashed = crashed.withColumn(
@@ -249,7 +249,7 @@ def test_commit_without_log_rows_is_recovered_not_reingested(config, spark, land
 
 
 def test_missing_landing_folder_is_a_clear_error(config, spark, tmp_path, warehouse):
-    from pipelines.runner import RunFailed
+    from pipelines.orchestration.runner import RunFailed
 
     with pytest.raises(RunFailed, match="does not exist"):
         _run(config, spark, tmp_path / "nowhere", warehouse)

@@ -14,11 +14,11 @@ from pyspark.sql import functions as F
 from bronze import datahub_audit_events, datahub_entity_change_events, dataworks_events
 from bronze.records import extract_records
 from pipelines.executors.bronze import INVALID_SCHEMA, _file_texts
-from pipelines.landing import LandingFile, scan
+from pipelines.landing.discovery import LandingFile, scan
 
-ECE = datahub_entity_change_events.JOB
-AUDIT = datahub_audit_events.JOB
-DATAWORKS = dataworks_events.JOB
+ECE = datahub_entity_change_events.SPEC
+AUDIT = datahub_audit_events.SPEC
+DATAWORKS = dataworks_events.SPEC
 
 
 def _landed(tmp_path, name: str, content: bytes) -> LandingFile:
@@ -32,8 +32,8 @@ def _landed(tmp_path, name: str, content: bytes) -> LandingFile:
     return LandingFile(str(path), info.st_size, int(info.st_mtime * 1000))
 
 
-def _scan(tmp_path, content: bytes, job=ECE, name="f.jsonl"):
-    return scan(_landed(tmp_path, name, content), job.record_arrays + job.record_objects)
+def _scan(tmp_path, content: bytes, spec=ECE, name="f.jsonl"):
+    return scan(_landed(tmp_path, name, content), spec.record_arrays + spec.record_objects)
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def test_scan_sends_one_record_per_line_files_down_the_fast_path(tmp_path, conte
 
 
 @pytest.mark.parametrize(
-    ("content", "job"),
+    ("content", "spec"),
     [
         (b'{"a":1}\n\n{"a":2}\n', ECE),  # blank line: record_index != line number
         (b'{"a":1}\n \t\n', ECE),  # whitespace-only line
@@ -62,8 +62,8 @@ def test_scan_sends_one_record_per_line_files_down_the_fast_path(tmp_path, conte
         (b'{\n  "a": 1\n}\n', ECE),  # a pretty-printed document
     ],
 )
-def test_scan_sends_other_files_down_the_general_path(tmp_path, content, job):
-    assert not _scan(tmp_path, content, job).one_record_per_line
+def test_scan_sends_other_files_down_the_general_path(tmp_path, content, spec):
+    assert not _scan(tmp_path, content, spec).one_record_per_line
 
 
 LINE_FILES = {
@@ -77,17 +77,17 @@ LINE_FILES = {
 }
 
 
-@pytest.mark.parametrize("job", [ECE, AUDIT])
-def test_both_paths_give_the_same_records(spark, tmp_path, job):
-    scans = [_scan(tmp_path, content, job, name) for name, content in LINE_FILES.items()]
+@pytest.mark.parametrize("spec", [ECE, AUDIT])
+def test_both_paths_give_the_same_records(spark, tmp_path, spec):
+    scans = [_scan(tmp_path, content, spec, name) for name, content in LINE_FILES.items()]
     assert all(s.one_record_per_line for s in scans)
     invalid = spark.createDataFrame(
         [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()],
         INVALID_SCHEMA,
     )
     texts = _file_texts(spark, scans)
-    fast = extract_records(job, invalid, line_files=texts)
-    general = extract_records(job, invalid, files=texts)
+    fast = extract_records(spec, invalid, line_files=texts)
+    general = extract_records(spec, invalid, files=texts)
 
     def rows(frame):
         return sorted(frame.orderBy("source_file", "record_index").collect(), key=lambda r: tuple(r[:]))

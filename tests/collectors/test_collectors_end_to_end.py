@@ -16,13 +16,13 @@ from pathlib import Path
 import pytest
 import requests
 
-from pipelines.runner import run_pipeline
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
 from tests.collectors.audit_support import T0, T0_MS, collector
 from tests.collectors.receiver_support import landed_files, post_all, running_receiver, sample_events
 from tests.collectors.stand_in_datahub import StandInAuditServer
-from tests.conftest import with_engine
-from tests.helpers import reconciliation
+from tests.support.engines import with_engine
+from tests.support.tables import reconciliation
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envelopes"

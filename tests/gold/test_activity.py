@@ -6,7 +6,7 @@ import datetime as dt
 import hashlib
 
 from gold import actor_activity_daily, failed_logins
-from tests.gold import assert_incremental_equals_full, build_accumulated, build_all, rows, source
+from tests.support.gold import assert_incremental_equals_full, build_accumulated, build_all, rows, source
 
 AUDIT = "silver.datahub_audit_events"
 DH = "silver.datahub_entity_changes"
@@ -50,9 +50,9 @@ def test_activity_counts_per_day_actor_source_and_type(spark):
         dataworks=[dict(event_id="w1", event_time="10:00", operator="19735", event_code="commit-file")],
         requests=[dict(event_id="r1", event_time="10:00", actor="bob", operation="CREATE")],
     )
-    assert_incremental_equals_full(actor_activity_daily.JOB, first, second)
+    assert_incremental_equals_full(actor_activity_daily.SPEC, first, second)
     full = build_all(
-        actor_activity_daily.JOB, {name: first[name].unionByName(second[name]) for name in first}
+        actor_activity_daily.SPEC, {name: first[name].unionByName(second[name]) for name in first}
     )
     assert rows(full, "event_date", "actor", "source", "event_type", "events") == [
         (dt.date(2026, 1, 1), "19735", "dataworks", "commit-file", 1),
@@ -87,9 +87,9 @@ def test_adding_a_batch_s_counts_equals_counting_both_batches(spark):
         om=[dict(event_id="c1", event_time="10:00", actor=ANN, event_type="entityCreated")],
     )
     full = build_all(
-        actor_activity_daily.JOB, {name: first[name].unionByName(second[name]) for name in first}
+        actor_activity_daily.SPEC, {name: first[name].unionByName(second[name]) for name in first}
     )
-    accumulated = build_accumulated(actor_activity_daily.JOB, first, second)
+    accumulated = build_accumulated(actor_activity_daily.SPEC, first, second)
     columns = full.columns
     assert rows(accumulated, *columns) == rows(full, *columns)
     assert rows(accumulated, "event_date", "actor", "event_type", "events") == [
@@ -135,7 +135,7 @@ def test_failed_logins_job_reads_the_salt_from_the_environment(spark, monkeypatc
             event_id="f1", event_time="09:00", event_type="FailedLogInEvent", actor=ANN, source_ip="10.0.0.1"
         ),
     )
-    built = build_all(failed_logins.job_for("TEST_GOLD_SALT"), {AUDIT: audit})
+    built = build_all(failed_logins.spec_for("TEST_GOLD_SALT"), {AUDIT: audit})
     assert rows(built, "source_ip_hash") == [(hashlib.sha256(b"s310.0.0.1").hexdigest(),)]
 
 
@@ -147,9 +147,9 @@ def test_raw_ip_only_when_configured_otherwise(spark, config):
             event_id="f1", event_time="09:00", event_type="FailedLogInEvent", actor=ANN, source_ip="10.0.0.9"
         ),
     )
-    hidden = build_all(failed_logins.configured_job(config), {AUDIT: audit})
+    hidden = build_all(failed_logins.configured_spec(config), {AUDIT: audit})
     assert rows(hidden, "source_ip") == [(None,)]
     opened = config.with_overrides()
     opened.raw["privacy"]["hash_ip_in_gold"] = False
-    shown = build_all(failed_logins.configured_job(opened), {AUDIT: audit})
+    shown = build_all(failed_logins.configured_spec(opened), {AUDIT: audit})
     assert rows(shown, "source_ip") == [("10.0.0.9",)]

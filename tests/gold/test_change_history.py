@@ -7,7 +7,7 @@ import json
 from pyspark.sql import functions as F
 
 from gold import change_history
-from tests.gold import assert_incremental_equals_full, build_all, rows, source
+from tests.support.gold import assert_incremental_equals_full, build_all, rows, source
 
 DH = "silver.datahub_entity_changes"
 AR = "silver.datahub_action_requests"
@@ -61,7 +61,7 @@ def sample(spark):
 
 
 def test_rows_from_all_sources(spark):
-    built = build_all(change_history.JOB, sample(spark))
+    built = build_all(change_history.SPEC, sample(spark))
     assert tuple(built.columns) == change_history.COLUMNS
     assert rows(built, "change_id", "source", "entity_urn", "parent_urn", "entity_type", "category", "operation") == [
         ("h1", "datahub", DS, None, "dataset", "TAG", "ADD"),
@@ -101,7 +101,7 @@ def test_a_proposal_sharing_an_entity_changes_id_yields_to_the_change(spark):
     other = dict(proposal, event_id="h2", proposal_urn="urn:li:actionRequest:2")
     batch = sources(spark, datahub_entity_changes=[change], datahub_action_requests=[proposal, other])
 
-    built = build_all(change_history.JOB, batch)
+    built = build_all(change_history.SPEC, batch)
 
     assert rows(built, "change_id", "entity_urn") == [("h2", "urn:li:actionRequest:2"), ("same", DS)]
 
@@ -110,7 +110,7 @@ def test_incremental_equals_full(spark):
     batch = sample(spark)
     first = {name: df.filter("event_id < 'o'") for name, df in batch.items()}
     second = {name: df.filter("event_id >= 'o'") for name, df in batch.items()}
-    assert_incremental_equals_full(change_history.JOB, first, second)
+    assert_incremental_equals_full(change_history.SPEC, first, second)
 
 
 def test_dataworks_fields_parsed_once_read_like_get_json_object(spark):

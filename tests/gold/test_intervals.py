@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gold.intervals import build_intervals, interval_columns
-from tests.gold import frame, rows
+from tests.support.gold import frame, rows
 
 SCHEMA = (
     "source string, entity_urn string, parent_urn string, tag_urn string, action string, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gold import proposal_events, proposals
-from tests.gold import assert_incremental_equals_full, build_all, rows, source
+from tests.support.gold import assert_incremental_equals_full, build_all, rows, source
 
 AR = "silver.datahub_action_requests"
 DH = "silver.datahub_entity_changes"
@@ -65,7 +65,7 @@ def batch(spark):
 
 def test_status_event_beats_inference_and_pending_otherwise(batch):
     built = build_all(
-        proposals.JOB,
+        proposals.SPEC,
         batch(
             requests=[
                 create("urn:li:actionRequest:a", "10:00", "TAG_ASSOCIATION", tagUrn=PII),
@@ -91,7 +91,7 @@ def test_status_event_beats_inference_and_pending_otherwise(batch):
 
 def test_applied_is_inferred_from_the_first_later_change(batch):
     built = build_all(
-        proposals.JOB,
+        proposals.SPEC,
         batch(
             requests=[
                 create("urn:li:actionRequest:d", "10:00", "DOMAIN_ASSOCIATION", domains=[MARKETING]),
@@ -131,9 +131,9 @@ def test_lifecycle_events_and_incremental_equals_full(batch):
         requests=[completed("urn:li:actionRequest:k", "10:30", "ACCEPTED")],
         changes=[change("t1", "11:00", "TAG", tagUrn=PII)],  # applies the first proposal in a later run
     )
-    assert_incremental_equals_full(proposals.JOB, first, second)
-    assert_incremental_equals_full(proposal_events.JOB, first, second)
-    steps = build_all(proposal_events.JOB, {name: first[name].unionByName(second[name]) for name in first})
+    assert_incremental_equals_full(proposals.SPEC, first, second)
+    assert_incremental_equals_full(proposal_events.SPEC, first, second)
+    steps = build_all(proposal_events.SPEC, {name: first[name].unionByName(second[name]) for name in first})
     assert rows(steps, "proposal_urn", "event", "status_rule", "event_time", "source_event_id") == [
         ("urn:li:actionRequest:k", "ACCEPTED", "STATUS_EVENT", "10:30", "s-urn:li:actionRequest:k-10:30"),
         ("urn:li:actionRequest:k", "CREATED", None, "10:00", "c-urn:li:actionRequest:k"),
@@ -157,5 +157,5 @@ def test_decision_without_resource_keeps_sibling_decisions_incrementally(batch):
         ]
     )
     second = batch(requests=[decided("urn:li:actionRequest:a", "11:00", "ACCEPTED")])
-    assert_incremental_equals_full(proposals.JOB, first, second)
-    assert_incremental_equals_full(proposal_events.JOB, first, second)
+    assert_incremental_equals_full(proposals.SPEC, first, second)
+    assert_incremental_equals_full(proposal_events.SPEC, first, second)

@@ -6,7 +6,7 @@ import pytest
 
 from gold import current_views, domain_timeline, glossary_term_timeline, ownership_timeline, tag_timeline
 from gold.intervals import interval_columns
-from tests.gold import (
+from tests.support.gold import (
     DAY,
     assert_extended_equals_full,
     assert_incremental_equals_full,
@@ -78,14 +78,14 @@ def sources(spark):
 
 
 def test_tag_timeline_columns_and_modifier_fallback(sources):
-    built = build_all(tag_timeline.JOB, sources(datahub=[dh("e1", "10:00", "TAG", "ADD", modifier=PII)]))
+    built = build_all(tag_timeline.SPEC, sources(datahub=[dh("e1", "10:00", "TAG", "ADD", modifier=PII)]))
     assert built.columns == interval_columns(["tag_urn"])
     assert rows(built, "source", "tag_urn", "is_current") == [("datahub", PII, True)]
 
 
 def test_hard_delete_closes_dataset_and_field_tags(sources):
     built = build_all(
-        tag_timeline.JOB,
+        tag_timeline.SPEC,
         sources(
             datahub=[
                 dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),
@@ -117,8 +117,8 @@ def test_each_source_is_scanned_once_by_a_build(spark, tmp_path, sources):
     for table, frame in batch.items():
         frame.write.parquet(str(tmp_path / table))
         stored[table] = spark.read.parquet(str(tmp_path / table))
-    built = build_all(tag_timeline.JOB, stored)
-    assert rows(built, *INTERVAL) == rows(build_all(tag_timeline.JOB, batch), *INTERVAL)
+    built = build_all(tag_timeline.SPEC, stored)
+    assert rows(built, *INTERVAL) == rows(build_all(tag_timeline.SPEC, batch), *INTERVAL)
     built.collect()  # runs `built` itself, so its adaptive plan below is the final one
     final_plan = built._jdf.queryExecution().executedPlan().toString().split("== Initial Plan ==")[0]
     assert final_plan.count("FileScan parquet") == len(stored), final_plan
@@ -127,7 +127,7 @@ def test_each_source_is_scanned_once_by_a_build(spark, tmp_path, sources):
 def test_owner_and_ownership_are_one_category_keyed_by_type(sources):
     ann = "urn:li:corpuser:ann"
     built = build_all(
-        ownership_timeline.JOB,
+        ownership_timeline.SPEC,
         sources(
             datahub=[
                 dh("o1", "10:00", "OWNER", "ADD", ownerUrn=ann, ownerType="TECHNICAL_OWNER"),
@@ -152,9 +152,9 @@ def test_glossary_terms_and_domains(sources):
             dh("m1", "10:00", "DOMAIN", "ADD", domainUrn=domain),
         ]
     )
-    terms = build_all(glossary_term_timeline.JOB, batch)
+    terms = build_all(glossary_term_timeline.SPEC, batch)
     assert rows(terms, "entity_urn", "parent_urn", "term_urn", "valid_to") == [(FIELD, DS, term, "10:30")]
-    domains = build_all(domain_timeline.JOB, {DH: batch[DH]})
+    domains = build_all(domain_timeline.SPEC, {DH: batch[DH]})
     assert rows(domains, "entity_urn", "domain_urn", "is_current") == [(DS, domain, True)]
 
 
@@ -170,7 +170,7 @@ def test_openmetadata_tag_add_remove_and_column_tags(sources):
             dict(event_id="x1", event_time="13:00", event_type="entityDeleted", entity_key=TABLE, actor="ops")
         ],
     )
-    tags = build_all(tag_timeline.JOB, batch)
+    tags = build_all(tag_timeline.SPEC, batch)
     assert rows(
         tags, "source", "entity_urn", "parent_urn", "tag_urn", "valid_from", "valid_to", "end_reason"
     ) == [
@@ -178,7 +178,7 @@ def test_openmetadata_tag_add_remove_and_column_tags(sources):
         ("openmetadata", TABLE, None, "PII.Sensitive", "10:00", "11:00", "REMOVED"),
         ("openmetadata", TABLE, None, "Tier.Tier1", "11:00", "12:00", "REMOVED"),
     ]
-    terms = build_all(glossary_term_timeline.JOB, batch)
+    terms = build_all(glossary_term_timeline.SPEC, batch)
     assert rows(terms, "term_urn", "valid_from", "end_reason") == [
         ("Sales.Revenue", "10:00", "ENTITY_DELETED")
     ]
@@ -195,7 +195,7 @@ def test_openmetadata_owners_by_name_and_type(sources):
              field_name="owners", field_base="owners", old_owners=[ref("ann", "user")],
              new_owners=[ref("data-team", "team")]),
     ]  # fmt: skip
-    built = build_all(ownership_timeline.JOB, sources(fields=owners))
+    built = build_all(ownership_timeline.SPEC, sources(fields=owners))
     assert rows(built, "owner_urn", "owner_type", "valid_from", "valid_to", "removed_by") == [
         ("ann", "user", "10:00", "11:00", "bob"),
         ("data-team", "team", "11:00", None, None),
@@ -222,8 +222,8 @@ def test_incremental_late_and_delete_equal_full_rebuild(sources):
         ],
         fields=[om_tags("f2", "09:00", "deleted", old=["PII.Sensitive"])],  # REMOVE before the ADD: no-op
     )
-    assert_incremental_equals_full(tag_timeline.JOB, first, second)
-    full = build_all(tag_timeline.JOB, {name: first[name].unionByName(second[name]) for name in first})
+    assert_incremental_equals_full(tag_timeline.SPEC, first, second)
+    full = build_all(tag_timeline.SPEC, {name: first[name].unionByName(second[name]) for name in first})
     assert rows(full.filter(f"entity_urn = '{DS}'"), "valid_from", "valid_to", "end_reason") == [
         ("10:00", "11:00", "REMOVED"),
         ("13:00", "14:00", "ENTITY_DELETED"),
@@ -232,7 +232,7 @@ def test_incremental_late_and_delete_equal_full_rebuild(sources):
 
 def test_current_view_and_as_of_sql(spark, sources):
     built = build_all(
-        tag_timeline.JOB,
+        tag_timeline.SPEC,
         sources(
             datahub=[
                 dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),
@@ -280,8 +280,8 @@ def test_later_events_extend_current_rows_like_a_full_rebuild(sources):
         ],
         fields=[om_tags("f2", "11:00", "updated", old=["PII.Sensitive"], new=["Tier.Tier1"])],
     )
-    assert_extended_equals_full(tag_timeline.JOB, first, second)
-    extended = build_extended(tag_timeline.JOB, first, second).filter(f"entity_urn in ('{DS}', '{FIELD}')")
+    assert_extended_equals_full(tag_timeline.SPEC, first, second)
+    extended = build_extended(tag_timeline.SPEC, first, second).filter(f"entity_urn in ('{DS}', '{FIELD}')")
     assert rows(extended, "entity_urn", "tag_urn", "valid_from", "valid_to", "end_reason") == [
         (DS, gold, "10:10", "10:20", "REMOVED"),
         (DS, gold, "11:20", "11:20", "REMOVED"),
@@ -291,8 +291,9 @@ def test_later_events_extend_current_rows_like_a_full_rebuild(sources):
     ]
 
 
-@pytest.mark.parametrize("job", [tag_timeline.JOB, ownership_timeline.JOB], ids=["tags", "owners"])
-def test_a_random_in_order_stream_extended_at_any_cut_equals_a_full_rebuild(sources, job):
+@pytest.mark.slow  # replays a stream at many cut points
+@pytest.mark.parametrize("spec", [tag_timeline.SPEC, ownership_timeline.SPEC], ids=["tags", "owners"])
+def test_a_random_in_order_stream_extended_at_any_cut_equals_a_full_rebuild(sources, spec):
     """Hundreds of random DataHub events on two datasets, a field and three tags/owners, with
     deletions, cut at three instants: the rows after the cut extend the rows before it."""
     import random
@@ -309,16 +310,16 @@ def test_a_random_in_order_stream_extended_at_any_cut_equals_a_full_rebuild(sour
             continue
         operation = rng.choice(["ADD", "ADD", "REMOVE"])
         value = rng.choice(values)
-        if job is tag_timeline.JOB:
+        if spec is tag_timeline.SPEC:
             events.append(dh(f"x{n}", time, "TAG", operation, entity=entity, tagUrn=value))
         else:
             events.append(
                 dh(f"x{n}", time, "OWNER", operation, entity=entity, ownerUrn=value, ownerType="DATAOWNER")
             )
         if rng.random() < 0.1:  # a second event at the same instant
-            events.append(dh(f"y{n}", time, "TAG" if job is tag_timeline.JOB else "OWNER", "REMOVE",
+            events.append(dh(f"y{n}", time, "TAG" if spec is tag_timeline.SPEC else "OWNER", "REMOVE",
                              entity=entity, tagUrn=value, ownerUrn=value, ownerType="DATAOWNER"))  # fmt: skip
     for cut in ("10:30", "11:45", "13:15"):
         first = sources(datahub=[e for e in events if e["event_time"] <= cut])
         second = sources(datahub=[e for e in events if e["event_time"] > cut])
-        assert_extended_equals_full(job, first, second)
+        assert_extended_equals_full(spec, first, second)

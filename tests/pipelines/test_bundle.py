@@ -1,4 +1,4 @@
-"""The Databricks Asset Bundle: exported from the job graph, committed, valid offline against
+"""The Databricks Asset Bundle: exported from the task graph, committed, valid offline against
 databricks-bundles' typed models."""
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ import pytest
 import yaml
 from databricks.bundles.jobs import Job, Task
 
-from pipelines import bundle
-from pipelines.bundle import cron_problems, model_problems, timezone_problems
 from pipelines.cli import main
-from pipelines.config import PROJECT_ROOT, load_config
-from pipelines.graph import load_graph
+from pipelines.core.config import PROJECT_ROOT, load_config
+from pipelines.core.graph import load_graph
+from pipelines.deploy import bundle
+from pipelines.deploy.bundle import cron_problems, model_problems, timezone_problems
 
 SCRIPTS = {"lakehouse-task": "pipelines.cli:task_main"}
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import class_archive
-from pipelines.class_archive import ENV, ClassArchive, archive_folder, for_session
-from pipelines.config import PROJECT_ROOT
-from pipelines.java import ensure_java
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.runtime.java import ensure_java
+from pipelines.runtime.tuning import class_archive
+from pipelines.runtime.tuning.class_archive import ENV, ClassArchive, archive_folder, for_session
 
 # A new process, as `lakehouse run` is: get_spark with the default configuration, one job, exit.
 SESSION_SCRIPT = """
-from pipelines.config import load_config
-from pipelines.spark import get_spark
+from pipelines.core.config import load_config
+from pipelines.runtime.spark import get_spark
 print("rows", get_spark(load_config()).range(10).count())
 """
 

@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from pipelines import cli
+from pipelines.cli import commands as cli
 from pipelines.cli import main, task_main
-from pipelines.config import ConfigError, load_config
-from pipelines.lock import warehouse_lock
+from pipelines.core.config import ConfigError, load_config
+from pipelines.orchestration.lock import warehouse_lock
 from pipelines.store import open_store
 
 SUMMARY = re.compile(

@@ -12,8 +12,8 @@ import json
 import pytest
 
 from pipelines.cli import main
-from pipelines.config import load_config
-from pipelines.runner import run_pipeline
+from pipelines.core.config import load_config
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
 
 BRONZE = "bronze.datahub_audit_events"
@@ -47,6 +47,7 @@ def _files(store, table: str) -> int:
     return len(store.read(table).inputFiles())
 
 
+@pytest.mark.slow  # runs the pipeline four times
 def test_a_run_compacts_the_tables_it_wrote_once_they_hold_enough_small_files(
     spark, engine, tmp_path, capsys
 ):

@@ -10,8 +10,8 @@ import sys
 import pyspark
 import pytest
 
-from pipelines.spark import delta_package, engine_for_new_session
-from tests.conftest import with_engine
+from pipelines.runtime.spark import delta_package, engine_for_new_session
+from tests.support.engines import with_engine
 
 # Spark's resolver with one repository that answers nothing and an empty cache: a machine
 # without Maven Central, whatever this one has cached.

@@ -1,4 +1,4 @@
-"""Importing `pipelines` makes delta-rs' jemalloc hand freed memory back (`DELTA_RS_ALLOCATOR`).
+"""The local profile's `delta_rs_allocator: return_freed` makes delta-rs' jemalloc hand freed memory back.
 
 Each check runs a new interpreter: the allocator reads its setting once, when `deltalake` loads.
 """
@@ -14,25 +14,24 @@ import pyarrow.compute as pc
 import pytest
 from deltalake import write_deltalake
 
-from pipelines import DELTA_RS_ALLOCATOR
+from pipelines.runtime.tuning.allocator import ENV, SETTINGS
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc")
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-VARIABLE, SETTING = DELTA_RS_ALLOCATOR
+VARIABLE, SETTING = ENV, SETTINGS["return_freed"]
 KEEP_EVERYTHING = "dirty_decay_ms:-1,muzzy_decay_ms:-1"  # jemalloc never hands freed pages back
 
-# Imports `pipelines` first, as every entry point does, then lets delta-rs group a million
+# Applies the default profile's allocator setting first, as every command does, then lets delta-rs group a million
 # distinct keys (its hash table and decoded batches: ~180 MB in Rust), drops the result and
 # waits up to 4 s for the RSS to fall below half of what the query added.
 CHILD = """
 import json, os, sys, time
-import pipelines
+from pipelines.core.config import load_config
+from pipelines.runtime.tuning import allocator
+allocator.apply(load_config().profile.get("delta_rs_allocator"))
 from deltalake import DeltaTable, QueryBuilder
-from benchmarks.instrument import proc_status_mb
-
-def rss_mb():
-    return proc_status_mb("self", "VmRSS")
+from tests.support.memory import rss_mb
 
 table = DeltaTable(sys.argv[1])
 before = rss_mb()

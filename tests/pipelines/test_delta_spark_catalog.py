@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from pyspark.sql import Row
 
-from pipelines import sql
+from pipelines.query import sql
 from pipelines.store import open_store
-from tests.conftest import skip_without_delta_spark
+from tests.support.engines import skip_without_delta_spark
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from pipelines.spark import EXCLUDED_RULES, filters_stay_put
+from pipelines.runtime.spark import EXCLUDED_RULES, filters_stay_put
 
 
 def _filter_computes_the_json(spark) -> bool:

@@ -12,8 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import generate as gen
-from tests.reference_model import (
+from pipelines.synthetic import common
+from pipelines.synthetic import generator as gen
+from pipelines.synthetic.arguments import add_arguments
+from pipelines.synthetic.common import END_MS, OWNER_TYPES, START_MS, split_events
+from pipelines.synthetic.datahub import AUDIT_TYPES
+from tests.support.reference_model import (
     expected_current_owners,
     expected_current_tags,
     iter_records,
@@ -22,7 +26,8 @@ from tests.reference_model import (
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "samples"
-SPECS = ROOT.parent / "shared" / "specs"
+# the examples of the DataHub Entity Change Event documentation, one JSON object per line
+DOCUMENTED_EXAMPLES = ROOT / "tests" / "support" / "fixtures" / "datahub_ece_documented_examples.jsonl"
 SOURCES = ("datahub_ece", "datahub_audit", "openmetadata", "dataworks")
 EVENTS = 6000
 
@@ -101,8 +106,8 @@ def test_files_of_every_kind_are_written(landing):
 
 
 def test_files_are_bounded_gzipped_and_paged(tmp_path, monkeypatch):
-    monkeypatch.setattr(gen, "RECORDS_PER_FILE", 300)
-    monkeypatch.setattr(gen, "AUDIT_PAGE_SIZE", 100)
+    monkeypatch.setattr(common, "RECORDS_PER_FILE", 300)
+    monkeypatch.setattr(common, "AUDIT_PAGE_SIZE", 100)
     counts = gen.generate(tmp_path, 3000, seed=1)
     ece = tmp_path / "datahub_ece"
     assert list(ece.glob("part-*.jsonl.gz"))
@@ -176,7 +181,7 @@ def test_ece_story_has_every_feature(landing):
     ]:
         assert categories[needed] > 0, needed
     owners = [e for e in events if e["category"] in ("OWNER", "OWNERSHIP")]
-    assert all(e["parameters"]["ownerType"] in gen.OWNER_TYPES for e in owners)
+    assert all(e["parameters"]["ownerType"] in OWNER_TYPES for e in owners)
     field_tags = [e for e in events if e["category"] == "TAG" and e["entityType"] == "schemaField"]
     assert field_tags
     for event in field_tags:
@@ -242,12 +247,12 @@ def test_event_times_stay_in_2024_and_2025(landing):
         for r in _records(out / s)
         if isinstance(r, dict)
     ]
-    assert gen.START_MS <= min(times) and max(times) <= gen.END_MS
+    assert START_MS <= min(times) and max(times) <= END_MS
 
 
 def test_main_prints_counts(tmp_path, capsys):
     parser = argparse.ArgumentParser()
-    gen.add_arguments(parser)
+    add_arguments(parser)
     args = parser.parse_args(["--out", str(tmp_path), "--events", "200", "--seed", "3"])
     assert gen.main(args) == 0
     assert "datahub_ece: 110 records" in capsys.readouterr().out
@@ -255,7 +260,7 @@ def test_main_prints_counts(tmp_path, capsys):
 
 def test_a_later_window_makes_the_next_batch_of_a_feed(tmp_path):
     parser = argparse.ArgumentParser()
-    gen.add_arguments(parser)
+    add_arguments(parser)
     args = parser.parse_args(
         ["--out", str(tmp_path), "--events", "2000", "--start", "2026-01-01", "--end", "2026-01-08T00:00"]
     )
@@ -272,7 +277,7 @@ def test_a_later_window_makes_the_next_batch_of_a_feed(tmp_path):
 
 
 def test_one_million_split_is_exact():
-    counts = gen.split_events(1_000_003)
+    counts = split_events(1_000_003)
     assert sum(counts.values()) == 1_000_003 and counts["datahub_audit"] == 150_000
 
 
@@ -303,11 +308,8 @@ def test_sample_json_documents_parse_whole():
             assert ".jsonl" in path.name, path
 
 
-def test_samples_contain_every_entity_change_spec_sample_verbatim():
-    spec = SPECS / "datahub-entity-change-event-v1.md"
-    if not spec.exists():
-        pytest.skip("shared/specs is not beside the repository")
-    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", spec.read_text(), re.S)]
+def test_samples_contain_every_documented_entity_change_example_verbatim():
+    blocks = [json.loads(line) for line in DOCUMENTED_EXAMPLES.read_text(encoding="utf-8").splitlines()]
     records = _records(SAMPLES / "landing" / "datahub_ece")
     assert len(blocks) == 24
     for block in blocks:
@@ -348,7 +350,7 @@ def test_sample_dataworks_ids_are_unmasked_except_the_deliberate_one():
 
 def test_samples_cover_every_audit_event_type():
     types = {r["eventType"] for r in _records(SAMPLES / "landing" / "datahub_audit") if isinstance(r, dict)}
-    assert types == {t for t, _ in gen.AUDIT_TYPES}
+    assert types == {t for t, _ in AUDIT_TYPES}
 
 
 # reference model ------------------------------------------------------------------------

@@ -10,12 +10,12 @@ from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
 from gold import actor_activity_daily, change_history, proposal_events, proposals, tag_timeline
-from pipelines.context import RunContext
+from pipelines.core.context import RunContext
+from pipelines.core.table_specs import ERRORS_COLUMN
 from pipelines.executors import gold as gold_executor
-from pipelines.jobs import ERRORS_COLUMN
 from pipelines.store import open_store
 from silver import datahub_action_requests, datahub_entity_changes
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 RESOURCE = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
 T0 = 1_700_000_000_000
@@ -62,7 +62,7 @@ LATE_TAG_ADD = _ece("TAG", "ADD", {"tagUrn": "urn:li:tag:pii"}, T0 + 1000)  # ar
 BATCHES = [[PROPOSE_TAG], [ACCEPT_WITHOUT_RESOURCE], [TAG_ADD, TAG_REMOVE], [LATE_TAG_ADD]]
 
 
-JOBS = (proposals.JOB, tag_timeline.JOB, change_history.JOB)
+SPECS = (proposals.SPEC, tag_timeline.SPEC, change_history.SPEC)
 
 
 def _context(spark, warehouse, config):
@@ -74,7 +74,7 @@ def _land(ctx, records, batch):
     bronze = bronze_frame(ctx.spark, records, source_file=f"/landing/batch{batch}.jsonl")
     for module in (datahub_entity_changes, datahub_action_requests):
         typed = module.transform(bronze).drop(ERRORS_COLUMN)
-        ctx.store.append(typed, module.JOB.table)
+        ctx.store.append(typed, module.SPEC.table)
 
 
 def _rows(ctx, table, *columns):
@@ -95,10 +95,10 @@ def built(request, spark, config, tmp_path_factory):
         for batch, records in enumerate(BATCHES):
             _land(stepwise, records, batch)
             _land(once, records, batch)
-            for job in JOBS:
-                modes.append(gold_executor.run(job, stepwise).message)
-        for job in JOBS:
-            gold_executor.run(job, once)
+            for spec in SPECS:
+                modes.append(gold_executor.run(spec, stepwise).message)
+        for spec in SPECS:
+            gold_executor.run(spec, once)
     return stepwise, once, modes
 
 
@@ -120,13 +120,13 @@ def test_rows_of_touched_groups_are_kept_whatever_their_text(spark, monkeypatch,
 
 def test_later_runs_are_incremental(built):
     _stepwise, _once, modes = built
-    assert modes[: len(JOBS)] == ["full build"] * len(JOBS)
-    assert all(mode.startswith("incremental") for mode in modes[len(JOBS) :])
+    assert modes[: len(SPECS)] == ["full build"] * len(SPECS)
+    assert all(mode.startswith("incremental") for mode in modes[len(SPECS) :])
 
 
 def test_timeline_extends_in_order_groups_and_rebuilds_late_ones(built):
     _stepwise, _once, modes = built
-    timeline = modes[JOBS.index(tag_timeline.JOB) :: len(JOBS)]
+    timeline = modes[SPECS.index(tag_timeline.SPEC) :: len(SPECS)]
     assert timeline == [
         "full build",  # no tag event yet
         "incremental, 0 groups extended, 0 rebuilt from history",  # silver changed, nothing relevant
@@ -165,8 +165,8 @@ def test_an_event_at_the_newest_known_instant_is_rebuilt_not_appended(spark, con
     for batch, records in enumerate([[TAG_ADD, TAG_REMOVE], [same_instant_add]]):
         _land(stepwise, records, batch)
         _land(once, records, batch)
-        messages.append(gold_executor.run(tag_timeline.JOB, stepwise).message)
-    gold_executor.run(tag_timeline.JOB, once)
+        messages.append(gold_executor.run(tag_timeline.SPEC, stepwise).message)
+    gold_executor.run(tag_timeline.SPEC, once)
     assert messages == ["full build", "incremental, 0 groups extended, 1 rebuilt from history"]
     columns = ("entity_urn", "tag_urn", "valid_from", "valid_to", "is_current", "end_reason")
     intervals = _rows(stepwise, "gold.tag_timeline", *columns)
@@ -177,7 +177,7 @@ def test_an_event_at_the_newest_known_instant_is_rebuilt_not_appended(spark, con
 def test_nothing_new_means_no_commit(built):
     stepwise, _once, _modes = built
     version = stepwise.store.version("gold.tag_timeline")
-    assert gold_executor.run(tag_timeline.JOB, stepwise).status == "SKIPPED"
+    assert gold_executor.run(tag_timeline.SPEC, stepwise).status == "SKIPPED"
     assert stepwise.store.version("gold.tag_timeline") == version
 
 
@@ -202,8 +202,8 @@ def _activity(ctx):
 
 
 def _activity_from_scratch(ctx):
-    job = actor_activity_daily.JOB
-    built = job.build({s: job.relevant(s, ctx.store.read(s)) for s in job.sources if ctx.store.exists(s)})
+    spec = actor_activity_daily.SPEC
+    built = spec.build({s: spec.relevant(s, ctx.store.read(s)) for s in spec.sources if ctx.store.exists(s)})
     return sorted(
         tuple(r) for r in built.select("event_date", "actor", "source", "event_type", "events").collect()
     )
@@ -216,8 +216,8 @@ def test_counts_add_up_without_history_until_a_source_is_rewritten(spark, config
     for batch, records in enumerate(BATCHES):
         _land(stepwise, records, batch)
         _land(once, records, batch)
-        messages.append(gold_executor.run(actor_activity_daily.JOB, stepwise).message)
-    gold_executor.run(actor_activity_daily.JOB, once)
+        messages.append(gold_executor.run(actor_activity_daily.SPEC, stepwise).message)
+    gold_executor.run(actor_activity_daily.SPEC, once)
     assert messages == ["full build"] + ["incremental, new counts added"] * (len(BATCHES) - 1)
     assert _activity(stepwise) == _activity(once) == _activity_from_scratch(once)
     assert ("urn:li:corpuser:a", "TAG_ADD", 2) in [(a, t, n) for _d, a, _s, t, n in _activity(stepwise)]
@@ -227,7 +227,7 @@ def test_counts_add_up_without_history_until_a_source_is_rewritten(spark, config
     changes = "silver.datahub_entity_changes"
     kept = stepwise.store.read(changes).where(F.unix_millis("event_time") != T0 + 1000)
     stepwise.store.overwrite(kept, changes)
-    assert gold_executor.run(actor_activity_daily.JOB, stepwise).message == "incremental"
+    assert gold_executor.run(actor_activity_daily.SPEC, stepwise).message == "incremental"
     assert _activity(stepwise) == _activity_from_scratch(stepwise)
     assert ("urn:li:corpuser:a", "TAG_ADD", 1) in [(a, t, n) for _d, a, _s, t, n in _activity(stepwise)]
 
@@ -242,34 +242,34 @@ def test_proposal_tables_find_their_touched_groups_once_per_run(
     monkeypatch.setattr(gold_executor, "INLINE_GROUPS", inline_groups)
     stepwise = _context(spark, tmp_path / "stepwise", config)
     once = _context(spark, tmp_path / "once", config)
-    jobs = (proposals.JOB, proposal_events.JOB)
+    specs = (proposals.SPEC, proposal_events.SPEC)
     for batch, records in enumerate(BATCHES):
         _land(stepwise, records, batch)
         _land(once, records, batch)
-        for job in jobs:
-            gold_executor.run(job, stepwise)
-    for job in jobs:
-        gold_executor.run(job, once)
+        for spec in specs:
+            gold_executor.run(spec, stepwise)
+    for spec in specs:
+        gold_executor.run(spec, once)
     assert len(stepwise.touched_groups) == len(BATCHES) - 1  # one entry per incremental batch
-    for job in jobs:
-        columns = stepwise.store.read(job.table).columns
-        assert _rows(stepwise, job.table, *columns) == _rows(once, job.table, *columns)
+    for spec in specs:
+        columns = stepwise.store.read(spec.table).columns
+        assert _rows(stepwise, spec.table, *columns) == _rows(once, spec.table, *columns)
     decided = _rows(stepwise, "gold.proposal_events", "event", "status_rule")
     assert ("ACCEPTED", "STATUS_EVENT") in decided
 
 
 def test_pending_rows_weigh_a_task_by_the_rows_it_would_scan(spark, config, tmp_path):
-    """What the runner weighs a gold task by (`pipelines.runner`), from Delta statistics."""
+    """What the runner weighs a gold task by (`pipelines.orchestration.runner`), from Delta statistics."""
     ctx = _context(spark, tmp_path, config)
     _land(ctx, [PROPOSE_TAG, TAG_ADD], 0)
-    entity_rows = ctx.store.count_added_since(datahub_entity_changes.JOB.table, None)
-    assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == entity_rows > 0
+    entity_rows = ctx.store.count_added_since(datahub_entity_changes.SPEC.table, None)
+    assert gold_executor.pending_rows(tag_timeline.SPEC, ctx) == entity_rows > 0
 
-    gold_executor.run(tag_timeline.JOB, ctx)
-    assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == 0
+    gold_executor.run(tag_timeline.SPEC, ctx)
+    assert gold_executor.pending_rows(tag_timeline.SPEC, ctx) == 0
 
-    gold_executor.run(proposals.JOB, ctx)
+    gold_executor.run(proposals.SPEC, ctx)
     _land(ctx, [TAG_REMOVE], 1)
-    assert gold_executor.pending_rows(tag_timeline.JOB, ctx) == 1  # extended from its current rows
+    assert gold_executor.pending_rows(tag_timeline.SPEC, ctx) == 1  # extended from its current rows
     every_row = sum(ctx.store.count_added_since(t, None) for t in proposals.SOURCES)
-    assert gold_executor.pending_rows(proposals.JOB, ctx) == every_row > 1  # rebuilt from history
+    assert gold_executor.pending_rows(proposals.SPEC, ctx) == every_row > 1  # rebuilt from history

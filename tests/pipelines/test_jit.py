@@ -1,5 +1,5 @@
 """A new JVM started for one small run compiles with C1 only; large runs (many new landing
-records, a layer left behind) and long-lived JVMs keep HotSpot's default (`pipelines.jit`)."""
+records, a layer left behind) and long-lived JVMs keep HotSpot's default (`pipelines.runtime.tuning.jit`)."""
 
 from __future__ import annotations
 
@@ -11,21 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.class_archive import JAVA_OPTIONS
-from pipelines.config import PROJECT_ROOT, Config
+from pipelines.core.config import PROJECT_ROOT, Config
 from pipelines.executors.bronze import LANDING_BYTES_PER_RECORD
-from pipelines.java import ensure_java
-from pipelines.jit import (
+from pipelines.orchestration.runner import LAYERS, run_pipeline
+from pipelines.orchestration.weighing import java_options_for_one_run, rows_in_sight
+from pipelines.runtime.java import ensure_java
+from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS
+from pipelines.runtime.tuning.jit import (
     PROFILE_KEY,
     QUICK_JIT,
     QUICK_JIT_OPTIONS,
     compiles_with_c1_only,
-    java_options_for_one_run,
-    pending_rows,
 )
-from pipelines.runner import LAYERS, run_pipeline
 from pipelines.store import open_store
-from tests.reliability import lakehouse
+from tests.support.runs import lakehouse
 
 SAMPLES = PROJECT_ROOT / "samples" / "landing"
 A_SAMPLE = next(p for p in sorted((SAMPLES / "datahub_ece").rglob("*.json*")) if p.is_file())
@@ -62,24 +61,24 @@ def _add_a_file(config: Config, name: str) -> Path:
 
 def test_a_first_run_counts_every_landing_record_and_nothing_else(config, tmp_path):
     first = config.with_overrides(landing=str(SAMPLES), warehouse=str(tmp_path / "warehouse"))
-    in_sight = pending_rows(first, ("bronze",))
-    assert in_sight > 0 and pending_rows(first, LAYERS) == in_sight  # no silver or gold input yet
+    in_sight = rows_in_sight(first, ("bronze",))
+    assert in_sight > 0 and rows_in_sight(first, LAYERS) == in_sight  # no silver or gold input yet
     assert java_options_for_one_run(first, LAYERS) == QUICK_JIT_OPTIONS  # the samples are a small run
     assert java_options_for_one_run(_with_profile(first, **{PROFILE_KEY: in_sight}), LAYERS) == ""
 
 
 def test_an_increment_counts_its_new_landing_records(landed):
-    assert pending_rows(landed, ("bronze",)) == 0
+    assert rows_in_sight(landed, ("bronze",)) == 0
     added = _add_a_file(landed, "pending.json")
     try:
-        assert pending_rows(landed, ("bronze",)) == added.stat().st_size // LANDING_BYTES_PER_RECORD
+        assert rows_in_sight(landed, ("bronze",)) == added.stat().st_size // LANDING_BYTES_PER_RECORD
     finally:
         added.unlink()
 
 
 def test_a_layer_left_behind_counts_the_rows_it_has_to_catch_up_on(landed, store_of):
     ece_rows = store_of(landed).count_added_since("bronze.datahub_entity_change_events", None)
-    assert pending_rows(landed, ("bronze", "silver")) >= ece_rows > 0  # silver never ran
+    assert rows_in_sight(landed, ("bronze", "silver")) >= ece_rows > 0  # silver never ran
     behind = _with_profile(landed, **{PROFILE_KEY: ece_rows})
     assert java_options_for_one_run(behind, ("bronze",)) == QUICK_JIT_OPTIONS
     assert java_options_for_one_run(behind, LAYERS) == ""
@@ -89,7 +88,7 @@ def test_a_small_run_compiles_with_c1_only_unless_the_profile_says_otherwise(lan
     added = _add_a_file(landed, "small.json")
     bronze = ("bronze",)
     try:
-        pending = pending_rows(landed, bronze)
+        pending = rows_in_sight(landed, bronze)
         assert 0 < pending < landed.profile[PROFILE_KEY]  # the default profile's limit
         assert java_options_for_one_run(landed, bronze) == QUICK_JIT_OPTIONS
         assert java_options_for_one_run(_with_profile(landed, **{PROFILE_KEY: pending}), bronze) == ""
@@ -103,6 +102,7 @@ def test_a_small_run_compiles_with_c1_only_unless_the_profile_says_otherwise(lan
         added.unlink()
 
 
+@pytest.mark.slow  # starts JVMs in subprocesses
 def test_c1_only_keeps_the_tiered_code_cache(config):
     """HotSpot alone would give a C1-only JVM a client VM's 48 MB code cache, which Spark fills."""
     java = Path(ensure_java()) / "bin" / "java"
@@ -122,6 +122,7 @@ def test_the_suites_long_lived_jvm_keeps_the_default_compilers(spark):
     assert not compiles_with_c1_only(spark)
 
 
+@pytest.mark.slow  # starts `lakehouse run` JVMs in subprocesses
 @pytest.mark.parametrize(
     ("options", "c1"),
     [([], True), (["--every", "1s", "--max-runs", "1"], False)],  # --every: one JVM for many runs

@@ -12,28 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import PROJECT_ROOT
+from pipelines.core.config import PROJECT_ROOT
+from tests.support.packaging import BUILD_INPUTS
 
 # what `pip wheel .` needs of the repository: the build settings and the mapped folders
-BUILD_INPUTS = (
-    "pyproject.toml",
-    "README.md",
-    "pipelines",
-    "bronze",
-    "silver",
-    "gold",
-    "conf",
-    "expectations",
-)
 CATALOGS = sorted(p.name for p in (PROJECT_ROOT / "conf" / "catalogs").glob("*.yaml"))
 SUITES = sorted(p.name for p in (PROJECT_ROOT / "expectations").glob("*.json"))
 
 # Run in a child: where each default is read from, and a --conf overlay merged over them.
 PROBE = """
 import json, sys
-from pipelines import quality
-from pipelines.config import DEFAULT_CONF, load_config
-from pipelines.graph import DEFAULT_GRAPH, load_graph
+from pipelines.quality import suites as quality
+from pipelines.core.config import DEFAULT_CONF, load_config
+from pipelines.core.graph import DEFAULT_GRAPH, load_graph
 from silver import datahub_catalog, dataworks_catalog
 
 config = load_config(sys.argv[1]) if len(sys.argv) > 1 else load_config()
@@ -162,8 +153,8 @@ def test_a_working_directory_folder_named_like_a_bundled_one_comes_first(tmp_pat
 
 
 def test_a_missing_suites_folder_is_a_config_error(tmp_path, monkeypatch):
-    from pipelines import quality
-    from pipelines.config import ConfigError
+    from pipelines.core.config import ConfigError
+    from pipelines.quality import suites as quality
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="quality.suites_dir: no_such_folder is not a folder"):

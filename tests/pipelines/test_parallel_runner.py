@@ -16,15 +16,15 @@ import threading
 
 import pytest
 
-from pipelines import runner
-from pipelines.config import ConfigError, load_config
-from pipelines.context import RunContext
+from pipelines.core.config import ConfigError, load_config
+from pipelines.core.context import RunContext
+from pipelines.core.graph import Task
 from pipelines.executors import silver as silver_executor
-from pipelines.graph import Task
-from pipelines.runner import RunSummary, _run_graph
-from tests.pipelines import toy_graph
+from pipelines.orchestration import admission
+from pipelines.orchestration.runner import RunSummary, _run_graph
+from tests.support import toy_graph
 
-TOYS = "tests.pipelines.toy_graph"
+TOYS = "tests.support.toy_graph"
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
 
 
@@ -114,7 +114,7 @@ def test_each_parallel_task_plans_in_a_session_of_its_own(spark, store, run_task
 @pytest.fixture
 def two_cores(monkeypatch):
     """`auto` runs at most one task a core: the same width on any machine the suite runs on."""
-    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(admission.os, "cpu_count", lambda: 2)
 
 
 def _small_input_rows(tmp_path, rows: int):
@@ -174,12 +174,12 @@ def test_auto_runs_every_task_alone_without_a_small_input_limit(spark, store, ru
 
 def test_a_silver_task_weighs_the_source_rows_it_has_yet_to_type(spark, store, config):
     ctx = RunContext(spark, store, config, "toy-run", T0)
-    job = importlib.import_module(f"{TOYS}.plain").JOB
+    spec = importlib.import_module(f"{TOYS}.plain").SPEC
     _land(spark, store, "plain", rows_each=4)
-    assert silver_executor.pending_rows(job, ctx) == 4
+    assert silver_executor.pending_rows(spec, ctx) == 4
 
-    silver_executor.run(job, ctx)
-    assert silver_executor.pending_rows(job, ctx) == 0
+    silver_executor.run(spec, ctx)
+    assert silver_executor.pending_rows(spec, ctx) == 0
 
 
 @pytest.mark.parametrize("value", [0, -1, True, 1.5, "many"])

@@ -7,8 +7,8 @@ import json
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines import quality
-from pipelines.quality import FAILED_DROP, FAILED_FAIL, FAILED_WARN, SuiteError, flag_rows, measure
+from pipelines.quality import suites as quality
+from pipelines.quality.suites import FAILED_DROP, FAILED_FAIL, FAILED_WARN, SuiteError, flag_rows, measure
 
 EXPECTATIONS = [
     {

@@ -10,9 +10,9 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pipelines.bookkeeping import DQ_RESULTS, DQ_SCHEMA, RUNS, RUNS_SCHEMA
 from pipelines.cli import main
-from pipelines.report import build_report, write_report
+from pipelines.ops.bookkeeping import DQ_RESULTS, DQ_SCHEMA, RUNS, RUNS_SCHEMA
+from pipelines.quality.report import build_report, write_report
 from pipelines.store import open_store
 
 T1 = dt.datetime(2026, 1, 1, 12, 0)

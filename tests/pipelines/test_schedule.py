@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.lock import WarehouseLocked
-from pipelines.schedule import next_tick, parse_interval, run_every
+from pipelines.orchestration.lock import WarehouseLocked
+from pipelines.orchestration.schedule import next_tick, parse_interval, run_every
 
 
 @pytest.mark.parametrize(

@@ -23,15 +23,15 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.context import RunContext
+from pipelines.core.context import RunContext
+from pipelines.core.table_specs import ERRORS_COLUMN, RowSelector, SilverTableSpec
 from pipelines.executors import silver as silver_executor
-from pipelines.jobs import ERRORS_COLUMN, RowSelector, SilverJob
-from pipelines.quality import QualityGateError
+from pipelines.quality.suites import QualityGateError
 from pipelines.store import open_store
 from silver import dataworks_approvals
 from silver import dataworks_catalog as catalog
-from tests.helpers import spark_jobs
-from tests.silver.test_dataworks_families import SAMPLES, TYPE_CODES, events
+from tests.support.dataworks_samples import SAMPLES, TYPE_CODES, events
+from tests.support.tables import spark_jobs
 
 SOURCE = "bronze.toy_events"
 TABLE = "silver.toy_events"
@@ -57,16 +57,16 @@ def _typed(bronze: DataFrame) -> DataFrame:
     )
 
 
-JOB = SilverJob(table=TABLE, source=SOURCE, transform=_typed)
+SPEC = SilverTableSpec(table=TABLE, source=SOURCE, transform=_typed)
 
 
 def _land(spark, store, rows):
     store.append(spark.createDataFrame(rows, SCHEMA), SOURCE)
 
 
-def _run(spark, store, config, job=JOB):
+def _run(spark, store, config, spec=SPEC):
     ctx = RunContext(spark, store, config, "run-1", T0)
-    return silver_executor.run(job, ctx)
+    return silver_executor.run(spec, ctx)
 
 
 def _written(store):
@@ -102,8 +102,8 @@ def test_rows_sharing_key_and_record_collapse_to_one(spark, store, config):
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (5, 2, 3)
 
 
-def _counted_job(calls) -> SilverJob:
-    """JOB with `event_id` typed by a Python function that counts its calls in the accumulator
+def _counted_spec(calls) -> SilverTableSpec:
+    """SPEC with `event_id` typed by a Python function that counts its calls in the accumulator
     `calls`: how often the executor types a row. A record "bad" fails typing (quarantined)."""
 
     @F.udf("string")
@@ -115,7 +115,7 @@ def _counted_job(calls) -> SilverJob:
         failed = F.when(F.col("raw") == "bad", F.array(F.lit("cast:raw"))).otherwise(F.col(ERRORS_COLUMN))
         return _typed(bronze).withColumns({"event_id": key("raw"), ERRORS_COLUMN: failed})
 
-    return dataclasses.replace(JOB, transform=transform)
+    return dataclasses.replace(SPEC, transform=transform)
 
 
 def test_each_row_is_typed_once_for_the_checks_quarantine_deduplication_and_write(spark, store, config):
@@ -128,7 +128,7 @@ def test_each_row_is_typed_once_for_the_checks_quarantine_deduplication_and_writ
         + [("b", "f1.jsonl", 2, T0, 2)],
     )
 
-    result = _run(spark, store, config, _counted_job(calls))
+    result = _run(spark, store, config, _counted_spec(calls))
 
     assert (result.rows_in, result.rows_quarantined, result.rows_out, result.rows_duplicate) == (5, 1, 2, 2)
     assert _written(store) == [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 2)]
@@ -175,17 +175,17 @@ def test_keys_already_in_the_table_are_not_written_again(spark, store, config, m
     assert store.read(TABLE).count() == 3
 
 
-UNIQUE = dataclasses.replace(JOB, source_unique=True)  # as if bronze.toy_events held each key once
+UNIQUE = dataclasses.replace(SPEC, source_unique=True)  # as if bronze.toy_events held each key once
 
 
 def test_a_source_unique_table_appends_new_keys_without_deduplicating(spark, store, config, tmp_path):
     other = open_store(spark, tmp_path / "other", "delta-rs")  # the same batches, deduplicated
     jobs = {}
-    for name, job, target in (("unique", UNIQUE, store), ("dedup", JOB, other)):
+    for name, spec, target in (("unique", UNIQUE, store), ("dedup", SPEC, other)):
         _land(spark, target, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
-        _run(spark, target, config, job)
+        _run(spark, target, config, spec)
         _land(spark, target, [("c", "f2.jsonl", 0, T0, 1), ("d", "f2.jsonl", 1, T0, 1)])
-        result, jobs[name] = spark_jobs(spark, lambda t=target, j=job: _run(spark, t, config, j))
+        result, jobs[name] = spark_jobs(spark, lambda t=target, j=spec: _run(spark, t, config, j))
         assert (result.rows_in, result.rows_out, result.rows_duplicate) == (2, 2, 0)
         written = [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 1), ("c", "f2.jsonl", 0), ("d", "f2.jsonl", 1)]
         assert _written(target) == written
@@ -241,31 +241,31 @@ def test_a_first_batch_with_no_rows_creates_the_empty_table(spark, store, config
     assert ERRORS_COLUMN not in store.read(TABLE).columns
 
 
-def _counting_job(typed: list) -> SilverJob:
-    """JOB selecting the rows with copies (as its transform does), noting each typing pass."""
+def _counting_spec(typed: list) -> SilverTableSpec:
+    """SPEC selecting the rows with copies (as its transform does), noting each typing pass."""
 
     def transform(bronze: DataFrame) -> DataFrame:
         typed.append(1)
         return _typed(bronze)
 
-    return dataclasses.replace(JOB, transform=transform, selects=RowSelector("copies", lambda n: n > 0))
+    return dataclasses.replace(SPEC, transform=transform, selects=RowSelector("copies", lambda n: n > 0))
 
 
 def test_a_batch_without_selected_rows_moves_the_watermark_without_typing(spark, store, config):
     typed: list = []
-    job = _counting_job(typed)
+    spec = _counting_spec(typed)
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 1)])
-    _run(spark, store, config, job)
+    _run(spark, store, config, spec)
     _land(spark, store, [("b", "f2.jsonl", 0, T0, 0), ("c", "f2.jsonl", 1, T0, 0)])
 
-    result = _run(spark, store, config, job)
+    result = _run(spark, store, config, spec)
 
     assert len(typed) == 1  # only the first batch was typed
     assert (result.status, result.source_rows, result.rows_in, result.rows_out) == ("SUCCESS", 2, 0, 0)
     assert store.last_metadata(TABLE, silver_executor.WATERMARK) == store.version(SOURCE)
     assert _written(store) == [("a", "f1.jsonl", 0)]
     _land(spark, store, [("d", "f3.jsonl", 0, T0, 1)])
-    assert _run(spark, store, config, job).rows_out == 1
+    assert _run(spark, store, config, spec).rows_out == 1
     assert len(typed) == 2
     assert _written(store) == [("a", "f1.jsonl", 0), ("d", "f3.jsonl", 0)]
 
@@ -273,7 +273,7 @@ def test_a_batch_without_selected_rows_moves_the_watermark_without_typing(spark,
 def test_a_first_batch_without_selected_rows_creates_the_table_from_the_plan(spark, store, config):
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 0)])
 
-    result = _run(spark, store, config, _counting_job([]))
+    result = _run(spark, store, config, _counting_spec([]))
 
     assert (result.status, result.rows_in, result.rows_out) == ("SUCCESS", 0, 0)
     assert store.read(TABLE).count() == 0
@@ -289,20 +289,20 @@ def _dq_rows(store, table: str) -> list[tuple]:
 def test_skipping_a_family_records_what_typing_its_empty_batch_records(spark, store, config, tmp_path):
     """Two warehouses get the same DataWorks events, none an approval: one types the approvals
     batch (no selector), the other skips it. Table columns, watermark and DQ rows are equal."""
-    job = dataworks_approvals.JOB
+    spec = dataworks_approvals.SPEC
     others = {
         key: payload
         for key, payload in SAMPLES.items()
-        if catalog.family_of(payload.get("eventCode") or TYPE_CODES.get(key)) != job.table
+        if catalog.family_of(payload.get("eventCode") or TYPE_CODES.get(key)) != spec.table
     }
     typing = open_store(spark, tmp_path / "typing", "delta-rs")
-    for target, variant in ((store, job), (typing, dataclasses.replace(job, selects=None))):
+    for target, variant in ((store, spec), (typing, dataclasses.replace(spec, selects=None))):
         for _ in range(2):  # the first batch creates the table, the second finds it
-            target.append(events(spark, others), job.source)
+            target.append(events(spark, others), spec.source)
             assert silver_executor.run(variant, RunContext(spark, target, config, "run-1", T0)).rows_in == 0
 
-    assert store.read(job.table).schema == typing.read(job.table).schema
-    assert store.last_metadata(job.table, silver_executor.WATERMARK) == store.version(job.source)
-    assert typing.last_metadata(job.table, silver_executor.WATERMARK) == typing.version(job.source)
-    assert _dq_rows(store, job.table) == _dq_rows(typing, job.table)
-    assert len(_dq_rows(store, job.table)) >= 2  # the suite's rules, once per batch
+    assert store.read(spec.table).schema == typing.read(spec.table).schema
+    assert store.last_metadata(spec.table, silver_executor.WATERMARK) == store.version(spec.source)
+    assert typing.last_metadata(spec.table, silver_executor.WATERMARK) == typing.version(spec.source)
+    assert _dq_rows(store, spec.table) == _dq_rows(typing, spec.table)
+    assert len(_dq_rows(store, spec.table)) >= 2  # the suite's rules, once per batch

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.spark import SMALL_INPUT_CONF, small_input_mode
+from pipelines.runtime.spark import SMALL_INPUT_CONF, small_input_mode
 
 WHOLE_STAGE = "spark.sql.codegen.wholeStage"
 FACTORY = "spark.sql.codegen.factoryMode"

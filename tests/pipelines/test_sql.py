@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from pipelines import sql
 from pipelines.cli import main
+from pipelines.query import sql
 from pipelines.store import open_store
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)

@@ -8,9 +8,9 @@ import math
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.config import Config
-from pipelines.spark import get_spark
-from pipelines.sql_text import (
+from pipelines.core.config import Config
+from pipelines.runtime.spark import get_spark
+from pipelines.runtime.sql_expressions import (
     any_of,
     column,
     data_type,

@@ -14,7 +14,7 @@ from pyspark.sql import Row
 
 from pipelines.store import open_store
 from pipelines.store.engine import Engine
-from tests.helpers import spark_jobs
+from tests.support.tables import spark_jobs
 
 UTC = dt.timezone.utc
 

@@ -11,9 +11,9 @@ import os
 import time
 
 from pipelines.cli import main
-from pipelines.config import load_config
-from pipelines.runner import run_pipeline
-from pipelines.validation_documents import DAY_SECONDS, LABEL, expired, table_folder
+from pipelines.core.config import load_config
+from pipelines.orchestration.runner import run_pipeline
+from pipelines.quality.validation_documents import DAY_SECONDS, LABEL, expired, table_folder
 
 SILVER = "silver.datahub_audit_events"
 

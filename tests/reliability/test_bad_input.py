@@ -18,10 +18,10 @@ import pytest
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.graph import load_graph
-from pipelines.runner import run_pipeline
+from pipelines.core.graph import load_graph
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import TableStore, open_store
-from tests.reliability import SOURCES
+from tests.support.runs import SOURCES
 
 pytestmark = pytest.mark.slow
 
@@ -400,13 +400,13 @@ class Landed:
 
 
 def _reconciled_tables() -> dict[str, list[str]]:
-    """source -> the silver tables that account for its bronze rows (per the job graph)."""
+    """source -> the silver tables that account for its bronze rows (per the task graph)."""
     tables: dict[str, list[str]] = {}
     for task in load_graph().tasks:
         if task.layer == "silver":
-            job = task.job()
-            if job.reconciles:
-                tables.setdefault(job.reconciles, []).append(job.table)
+            spec = task.spec()
+            if spec.reconciles:
+                tables.setdefault(spec.reconciles, []).append(spec.table)
     return tables
 
 

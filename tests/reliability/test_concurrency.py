@@ -19,12 +19,12 @@ from collections.abc import Callable
 
 import pytest
 
-from pipelines import cli
-from pipelines.config import PROJECT_ROOT
-from pipelines.lock import warehouse_lock
-from pipelines.runner import run_pipeline
+from pipelines.cli import commands as cli
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.orchestration.lock import warehouse_lock
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import ConcurrentWriteError, TableStore, open_store
-from tests.reliability import SAMPLES, SOURCES, snapshot
+from tests.support.runs import SAMPLES, SOURCES, snapshot
 
 TABLE = "silver.concurrency_probe"
 

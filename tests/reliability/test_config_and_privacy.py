@@ -18,11 +18,11 @@ import pytest
 import yaml
 from pyspark.sql import functions as F
 
-from pipelines.config import PROJECT_ROOT, ConfigError, load_config
-from pipelines.graph import load_graph
-from pipelines.runner import run_pipeline
+from pipelines.core.config import PROJECT_ROOT, ConfigError, load_config
+from pipelines.core.graph import load_graph
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import TableStore, open_store
-from tests.reliability import SAMPLES, SOURCES, lakehouse
+from tests.support.runs import SAMPLES, SOURCES, lakehouse
 
 SECRET_KEY = re.compile(r"salt|token|secret|password|passwd|credential|api_?key", re.IGNORECASE)
 ENV_NAME = re.compile(r"^[A-Z][A-Z0-9_]*$")

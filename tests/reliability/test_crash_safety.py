@@ -3,7 +3,7 @@
 Two landings arrive in two runs, so the second one appends to existing tables, creates a new
 one, merges into the quarantine and (gold case) merges gold incrementally. Each case copies the
 warehouse left by the first run, kills a `lakehouse run` subprocess on the second landing at one
-checkpoint (`pipelines/faults.py`), re-runs without the fault and must end with exactly the
+checkpoint (`pipelines/runtime/faults.py`), re-runs without the fault and must end with exactly the
 tables of an uninterrupted run: same rows, no duplicates. The killed attempt's Parquet files are
 still on disk at that point, so equal rows prove they are never read; `lakehouse vacuum
 --retention-hours 0` must then leave only the snapshot's files. Cases run bronze and silver
@@ -30,14 +30,17 @@ import pytest
 from deltalake import DeltaTable
 from pyspark.sql import functions as F
 
-from pipelines import cli, faults, ingestion_log, validation_documents
-from pipelines.config import PROJECT_ROOT
-from pipelines.faults import ENV as FAULT_ENV
-from pipelines.graph import load_graph
-from pipelines.runner import run_pipeline
+from pipelines.cli import commands as cli
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.core.graph import load_graph
+from pipelines.landing import ingestion_log
+from pipelines.orchestration.runner import run_pipeline
+from pipelines.quality import validation_documents
+from pipelines.runtime import faults
+from pipelines.runtime.faults import ENV as FAULT_ENV
 from pipelines.store import TableStore, open_store
-from tests.conftest import skip_without_delta_spark, with_engine
-from tests.reliability import (
+from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.runs import (
     SAMPLES,
     SOURCES,
     data_tables,
@@ -256,7 +259,7 @@ ALL_CASES = pytest.mark.parametrize("outcome", _params(CASES), indirect=True)
 def test_checkpoint_kills_only_where_the_fault_points(fault, calls, killed_at):
     """Cheap (no Spark): the hook is inert unless named, and then dies by SIGKILL at the right call."""
     script = ";".join(
-        ["from pipelines import faults"]
+        ["from pipelines.runtime import faults"]
         + [
             f"faults.checkpoint({name!r}, {target!r}); print({n}, flush=True)"
             for n, (name, target) in enumerate(calls, 1)

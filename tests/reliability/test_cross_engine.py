@@ -21,12 +21,12 @@ import pytest
 from deltalake import DeltaTable as RsTable
 from pyspark.sql import functions as F
 
-from pipelines import ingestion_log
-from pipelines.runner import run_pipeline
+from pipelines.landing import ingestion_log
+from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import TableStore, open_store
-from tests.conftest import skip_without_delta_spark, with_engine
-from tests.helpers import table_differences
-from tests.reliability import SAMPLES, SOURCES, data_tables
+from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.runs import SAMPLES, SOURCES, data_tables
+from tests.support.tables import table_differences
 
 pytestmark = pytest.mark.slow
 

@@ -24,12 +24,12 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, DataType, MapType, StructType
 
-from pipelines.compaction import compact_tables
-from pipelines.config import Config
-from pipelines.runner import RunSummary, run_pipeline
+from pipelines.core.config import Config
+from pipelines.ops.compaction import compact_tables
+from pipelines.orchestration.runner import RunSummary, run_pipeline
 from pipelines.store import TableStore, open_store
-from tests.conftest import skip_without_delta_spark, with_engine
-from tests.reliability import RUN_SPECIFIC, SAMPLES
+from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.runs import RUN_SPECIFIC, SAMPLES
 
 pytestmark = pytest.mark.slow
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.report import write_report
-from pipelines.runner import RunSummary, run_pipeline
+from pipelines.orchestration.runner import RunSummary, run_pipeline
+from pipelines.quality.report import write_report
 from pipelines.store import TableStore, open_store
-from tests.reliability import SOURCES
+from tests.support.runs import SOURCES
 
 pytestmark = pytest.mark.slow
 
@@ -180,7 +180,7 @@ def test_unknown_event_type_is_kept_and_reported(drifted: Drifted, table: str, n
 
 def test_drifted_records_reach_gold_change_history(drifted: Drifted):
     if not drifted.store.exists("gold.change_history"):
-        pytest.skip("gold.change_history is not built by the job graph")
+        pytest.skip("gold.change_history is not built by the task graph")
     history = drifted.store.read("gold.change_history")
     assert history.where(F.col("category") == "DATA_CONTRACT").count() == 1
     assert history.where(F.col("source") == "dataworks").count() == 3

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pyspark.sql import functions as F
 
-from pipelines.sql_text import column, name
+from pipelines.runtime.sql_expressions import column, name
 from silver.common import (
     cast_error,
     cast_error_text,

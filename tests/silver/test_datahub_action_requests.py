@@ -10,7 +10,7 @@ from pyspark.sql import functions as F
 
 from silver import datahub_action_requests, datahub_entity_changes
 from silver.datahub_catalog import load_catalog
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 SUITE = Path(__file__).resolve().parents[2] / "expectations" / "silver.datahub_action_requests.json"
 RESOURCE = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
@@ -241,8 +241,8 @@ def test_each_bronze_row_is_a_proposal_or_an_entity_change_even_with_escaped_let
 
 
 def test_job_spec():
-    job = datahub_action_requests.JOB
-    assert (job.table, job.source, job.reconciles) == (
+    spec = datahub_action_requests.SPEC
+    assert (spec.table, spec.source, spec.reconciles) == (
         "silver.datahub_action_requests",
         "bronze.datahub_entity_change_events",
         "datahub_ece",

@@ -8,7 +8,7 @@ from pathlib import Path
 from pyspark.sql import functions as F
 
 from silver import datahub_audit_events
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 SUITE = Path(__file__).resolve().parents[2] / "expectations" / "silver.datahub_audit_events.json"
 COMMON = {
@@ -79,8 +79,8 @@ def test_bad_timestamp_and_corrupt_rows_are_kept_with_errors(spark):
 
 
 def test_job_spec():
-    job = datahub_audit_events.JOB
-    assert (job.table, job.source, job.reconciles) == (
+    spec = datahub_audit_events.SPEC
+    assert (spec.table, spec.source, spec.reconciles) == (
         "silver.datahub_audit_events",
         "bronze.datahub_audit_events",
         "datahub_audit",

@@ -9,7 +9,7 @@ import pytest
 
 from silver import datahub_action_requests, datahub_entity_changes
 from silver.datahub_catalog import load_catalog
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 SUITE = Path(__file__).resolve().parents[2] / "expectations" / "silver.datahub_entity_changes.json"
 STAMP = {"actor": "urn:li:corpuser:jdoe", "time": 1649953100653}
@@ -334,8 +334,8 @@ def test_every_bronze_row_lands_in_exactly_one_table(spark):
 
 
 def test_job_spec():
-    job = datahub_entity_changes.JOB
-    assert (job.table, job.source, job.reconciles) == (
+    spec = datahub_entity_changes.SPEC
+    assert (spec.table, spec.source, spec.reconciles) == (
         "silver.datahub_entity_changes",
         "bronze.datahub_entity_change_events",
         "datahub_ece",

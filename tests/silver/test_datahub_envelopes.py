@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from silver import datahub_action_requests, datahub_entity_changes
-from tests.helpers import RUN_SPECIFIC, bronze_frame, table_differences
+from tests.support.tables import RUN_SPECIFIC, bronze_frame, table_differences
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envelopes"
 LINEAGE = RUN_SPECIFIC | {"raw"}  # the delivered record differs by form; the typed event must not

@@ -8,10 +8,10 @@ import json
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.jobs import ERRORS_COLUMN
+from pipelines.core.table_specs import ERRORS_COLUMN
 from silver import dataworks_events
 from silver.common import deterministic_id
-from tests.helpers import INGESTED_AT, LANDED_AT, bronze_frame
+from tests.support.tables import INGESTED_AT, LANDED_AT, bronze_frame
 
 UTC = dt.timezone.utc
 

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from pipelines.jobs import ERRORS_COLUMN
+from pipelines.core.table_specs import ERRORS_COLUMN
 from silver import openmetadata_change_events, openmetadata_field_changes
-from tests.helpers import bronze_frame
+from tests.support.tables import bronze_frame
 
 
 def utc(value: dt.datetime) -> dt.datetime:

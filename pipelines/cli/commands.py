@@ -1,0 +1,387 @@
+"""`lakehouse`: run the pipeline, query it, generate data, report on quality, maintain tables.
+
+`lakehouse-task --task KEY` (`task_main`) runs one task of the task graph: it is the
+entry point of every task of the exported Databricks job, which also passes it the landing
+and warehouse folders, the Unity Catalog catalog and schema prefix, the profile and the engine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pipelines.collectors.commands import add_commands as add_collector_commands
+from pipelines.core.config import PROJECT_ROOT, Config, ConfigError, load_config
+from pipelines.runtime.tuning import allocator
+from pipelines.synthetic.arguments import add_arguments as generate_arguments
+
+
+def _config(args: argparse.Namespace) -> Config:
+    config = load_config(args.conf or None)  # an empty --conf (a bundle variable left unset): none
+    config = config.with_overrides(
+        landing=getattr(args, "landing", None),
+        warehouse=getattr(args, "warehouse", None),
+        profile=getattr(args, "profile", None),
+        engine=getattr(args, "engine", None),
+        catalog=getattr(args, "catalog", None),
+        schema_prefix=getattr(args, "schema_prefix", None),
+    )
+    allocator.apply(config.profile.get("delta_rs_allocator"))  # before any command loads deltalake
+    return config
+
+
+def _run_and_summarize(
+    config: Config, layers: tuple[str, ...], log_format: str, graph=None, spark=None, lock: bool = True
+) -> None:
+    """One pipeline run, then its one-line summary."""
+    from pipelines.orchestration.runner import run_pipeline
+
+    summary = run_pipeline(config, layers, graph=graph, log_format=log_format, spark=spark, lock=lock)
+    print(
+        f"done       run_id={summary.run_id}  bronze_rows={summary.total('rows_out', 'bronze')}  "
+        f"silver_rows={summary.total('rows_out', 'silver')}  "
+        f"quarantined={summary.total('rows_quarantined')}  "
+        f"duplicates={summary.total('rows_duplicate', 'silver')}  seconds={summary.seconds:.1f}  "
+        f"warehouse={config.warehouse}",
+        flush=True,
+    )
+
+
+def _names(text: str) -> list[str]:
+    """`a, b,,c` -> ["a", "b", "c"]: a comma-separated option's values."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+@contextmanager
+def _maintained_store(config: Config) -> Iterator:
+    """The warehouse's store under the warehouse lock, for maintenance commands: no run writes
+    beside them, and a busy warehouse sends them away with the same "in use" line."""
+    from pipelines.orchestration.lock import warehouse_lock
+    from pipelines.runtime.spark import get_spark
+    from pipelines.store import open_configured_store
+
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    with warehouse_lock(config.warehouse, config.section("run")["lock_timeout_seconds"]):
+        yield open_configured_store(get_spark(config), config)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    config = _config(args)
+    layers = tuple(_names(args.layers))
+    if args.every is None:
+        from pipelines.orchestration.weighing import java_options_for_one_run
+        from pipelines.runtime.spark import get_spark
+
+        spark = get_spark(config, java_options_for_one_run(config, layers))  # this run's own JVM
+        _run_and_summarize(config, layers, args.log_format, spark=spark)
+        return 0
+    from pipelines.orchestration.lock import WarehouseLocked
+    from pipelines.orchestration.schedule import run_every
+
+    return run_every(
+        args.every,
+        lambda: _run_and_summarize(config, layers, args.log_format),
+        max_runs=args.max_runs,
+        report=lambda line: print(f"lakehouse: {line}", file=sys.stderr, flush=True),
+        is_locked=lambda exc: isinstance(exc, WarehouseLocked),
+    )
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from pipelines.synthetic import generator as generate
+
+    return generate.main(args) or 0
+
+
+LEFTOVERS = "unfinished writes (_tmp, _staging)"
+
+
+def cmd_vacuum(args: argparse.Namespace) -> int:
+    """Under the warehouse lock, so files of a live run are never taken for a crash's leftovers."""
+    from pipelines.quality import validation_documents
+
+    verb = "would be removed" if args.dry_run else "removed"
+    config = _config(args)
+    days = config.section("maintenance")["validation_document_days"]
+    if args.validation_document_days is not None:
+        days = args.validation_document_days
+    with _maintained_store(config) as store:
+        for table in store.tables():
+            removed = store.vacuum(table, args.retention_hours, dry_run=args.dry_run)
+            print(f"{table}: {len(removed)} files {verb}")
+        leftovers = store.vacuum_leftovers(args.retention_hours, dry_run=args.dry_run)
+        print(f"{LEFTOVERS}: {len(leftovers)} folders {verb}")
+        documents = validation_documents.remove_expired(store.warehouse, days, dry_run=args.dry_run)
+        print(f"{validation_documents.LABEL}: {len(documents)} files {verb}")
+    return 0
+
+
+def cmd_optimize(args: argparse.Namespace) -> int:
+    """Under the warehouse lock, like a run: a compaction commits beside no other writer."""
+    from pipelines.ops.compaction import MB, CompactionPolicy, compact_tables, fragmented_tables
+
+    config = _config(args)
+    target = (
+        args.target_file_mb * MB if args.target_file_mb else CompactionPolicy.from_config(config).target_bytes
+    )
+    with _maintained_store(config) as store:
+        if not store.compacts:
+            print(
+                f"lakehouse optimize: the {store.engine.name} engine does not compact tables", file=sys.stderr
+            )
+            return 1
+        tables = store.tables()
+        if args.tables:
+            wanted = _names(args.tables)
+            unknown = sorted(set(wanted) - set(tables))
+            if unknown:
+                raise ConfigError(f"no such tables: {', '.join(unknown)}")
+            tables = wanted
+        if args.dry_run:
+            found = fragmented_tables(store, tables, target)
+            for table, small in found.items():
+                print(f"{table}: {small} small files would be compacted")
+            print(
+                f"{len(found)} tables would be compacted, {len(tables) - len(found)} have nothing to compact"
+            )
+            return 0
+        done = compact_tables(store, tables, target)
+        for c in done:
+            print(f"{c.table}: {c.files_removed} small files -> {c.files_added} ({c.seconds:.1f} s)")
+        print(f"{len(done)} tables compacted, {len(tables) - len(done)} had nothing to compact")
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    from pipelines.query import sql
+
+    config = _config(args)
+    text = Path(args.file).read_text(encoding="utf-8") if args.file else args.query
+    if text is not None:  # refuse before paying for a Spark session
+        statements = sql.split_statements(text)
+        if not statements:
+            print("lakehouse sql: no statement given", file=sys.stderr)
+            return 2
+        try:
+            for number, tokens in enumerate(statements, start=1):
+                sql.check_read_only(tokens, number)
+        except sql.ReadOnlyViolation as exc:
+            print(f"lakehouse sql: refused: {exc}", file=sys.stderr)
+            return 2
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    from pipelines.runtime.spark import engine_in_use, get_spark
+
+    spark = get_spark(config)
+    sql.quiet_spark_errors()
+    storage = config.section("storage")
+    engine = engine_in_use(config, spark)
+    with sql.SqlSession(
+        spark, config.warehouse, engine, args.as_of_version, storage["catalog"], storage["schema_prefix"]
+    ) as session:
+        if text is None:
+            return sql.interactive(session, args.format, sys.stdin, sys.stdout, sys.stderr)
+        return sql.run_script(session, text, args.format, sys.stdout, sys.stderr)
+
+
+def cmd_dq_report(args: argparse.Namespace) -> int:
+    from pipelines.quality.report import write_report
+    from pipelines.runtime.spark import get_spark
+    from pipelines.store import open_configured_store
+
+    config = _config(args)
+    store = open_configured_store(get_spark(config), config)
+    bronze_tables = {name: source["bronze_table"] for name, source in config.sources.items()}
+    print(write_report(store, Path(args.out) if args.out else None, bronze_tables, args.runs))
+    return 0
+
+
+def cmd_bundle(args: argparse.Namespace) -> int:
+    from pipelines.deploy import bundle
+
+    config = load_config(args.conf)
+    root = Path(args.out) if args.out else PROJECT_ROOT
+    if args.check:
+        problems = bundle.check(root, config=config)
+        for problem in problems:
+            print(f"lakehouse bundle: {problem}", file=sys.stderr)
+        if not problems:
+            print(f"bundle under {root} is current and valid")
+        return 1 if problems else 0
+    for path in bundle.export(root, config=config):
+        print(path)
+    return 0
+
+
+def _interval(text: str) -> int:
+    from pipelines.orchestration.schedule import parse_interval
+
+    try:
+        return parse_interval(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _count(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text} must be at least {minimum}")
+        return value
+
+    return parse
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lakehouse", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser, landing: bool = False) -> None:
+        p.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
+        p.add_argument("--warehouse", help="warehouse folder (default from conf)")
+        if landing:
+            p.add_argument("--landing", help="landing folder (default from conf)")
+
+    run = sub.add_parser("run", help="run the jobs in dependency order, incrementally")
+    common(run, landing=True)
+    run.add_argument(
+        "--layers", default="bronze,silver,gold", help="comma-separated subset of bronze,silver,gold"
+    )
+    run.add_argument("--log-format", choices=("text", "json"), default="text")
+    run.add_argument(
+        "--every", type=_interval, metavar="INTERVAL", help="run again on every tick, e.g. 30s, 15m, 1h"
+    )
+    run.add_argument("--max-runs", type=_count(1), metavar="N", help="with --every: stop after N runs")
+    run.set_defaults(func=cmd_run)
+
+    sql = sub.add_parser("sql", help="read-only Spark SQL over bronze.*, silver.*, gold.*, ops.*")
+    common(sql)
+    sql.add_argument("query", nargs="?", help="statements separated by ';' (none: interactive prompt)")
+    sql.add_argument("-f", "--file", help="read the statements from FILE")
+    sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    sql.add_argument("--as-of-version", type=_count(0), metavar="N", help="read every table at version N")
+    sql.set_defaults(func=cmd_sql)
+
+    report = sub.add_parser("dq-report", help="write the data-quality report (HTML) and print its path")
+    common(report)
+    report.add_argument("--out", help="HTML file (default <warehouse>/reports/dq_report.html)")
+    report.add_argument("--runs", type=_count(1), default=10, help="runs shown per table (default 10)")
+    report.set_defaults(func=cmd_dq_report)
+
+    bundle = sub.add_parser("bundle", help="export conf/jobs.yaml as a Databricks Asset Bundle")
+    bundle.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
+    bundle.add_argument("--out", help="bundle root (default: the project folder)")
+    bundle.add_argument(
+        "--check", action="store_true", help="validate the files under --out instead of writing them"
+    )
+    bundle.set_defaults(func=cmd_bundle)
+
+    gen = sub.add_parser("generate", help="synthetic landing data for all four sources")
+    generate_arguments(gen)  # the generator itself loads only when the command runs
+    gen.set_defaults(func=cmd_generate)
+
+    vac = sub.add_parser(
+        "vacuum",
+        help="delete data files no table version within the retention needs and unfinished writes' leftovers",
+    )
+    common(vac)
+    vac.add_argument("--retention-hours", type=float, default=168.0)
+    vac.add_argument(
+        "--validation-document-days",
+        type=_count(0),
+        metavar="DAYS",
+        help="delete GX validation documents older than this, each table's newest kept; 0 keeps all "
+        "(default: maintenance.validation_document_days)",
+    )
+    vac.add_argument("--dry-run", action="store_true")
+    vac.set_defaults(func=cmd_vacuum)
+
+    opt = sub.add_parser("optimize", help="compact each table's small files (data and versions unchanged)")
+    common(opt)
+    opt.add_argument(
+        "--tables", help="comma-separated tables, e.g. bronze.datahub_entity_change_events (default: all)"
+    )
+    opt.add_argument(
+        "--target-file-mb",
+        type=_count(1),
+        metavar="MB",
+        help="compacted file size; smaller files are merged (default maintenance.compact_target_file_mb)",
+    )
+    opt.add_argument("--dry-run", action="store_true", help="list the tables that would be compacted")
+    opt.set_defaults(func=cmd_optimize)
+
+    add_collector_commands(sub)  # collect, receive
+    return parser
+
+
+def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Known failures as one line on stderr and a non-zero exit; anything else is a bug and raises."""
+    try:
+        return func(args)
+    except ConfigError as exc:
+        print(f"lakehouse: config error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lakehouse: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        from pipelines.orchestration.lock import WarehouseLocked
+        from pipelines.orchestration.runner import RunFailed
+        from pipelines.runtime.spark import DeltaJarsUnavailable
+
+        if isinstance(exc, (RunFailed, FileNotFoundError, WarehouseLocked, DeltaJarsUnavailable)):
+            print(f"lakehouse: {exc}", file=sys.stderr)
+            return 1
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "max_runs", None) is not None and args.every is None:
+        parser.error("--max-runs needs --every")
+    return _guarded(args.func, args)
+
+
+# -- lakehouse-task -------------------------------------------------------------
+
+
+def cmd_task(args: argparse.Namespace) -> int:
+    from pipelines.core.graph import Task, TaskGraph, load_graph
+
+    config = _config(args)
+    if args.profile is None and os.environ.get("DATABRICKS_RUNTIME_VERSION"):
+        config = config.with_overrides(profile="databricks")  # on a cluster: its session
+    graph = load_graph()
+    task = next((t for t in graph.tasks if t.key == args.task), None)
+    if task is None:
+        raise ConfigError(f"unknown task '{args.task}'; the graph has {[t.key for t in graph.tasks]}")
+    # Dependencies are the orchestrator's job here: the task runs alone.
+    single = TaskGraph(graph.name, (Task(task.key, task.module),), graph.schedule, graph.retries)
+    # a task of the Databricks job: the Jobs service runs one run of the job at a time
+    on_cluster = bool(config.profile.get("use_existing_session"))
+    _run_and_summarize(config, (task.layer,), args.log_format, graph=single, lock=not on_cluster)
+    return 0
+
+
+def task_main(argv: list[str] | None = None) -> int:
+    """`lakehouse-task --task KEY [--conf FILE] [--landing DIR] [--warehouse DIR] [--catalog NAME]
+    [--schema-prefix PREFIX] [--profile NAME] [--engine ENGINE]`: run one task of conf/jobs.yaml.
+
+    Returns 0; a failure raises SystemExit with its exit code, as a refused option does. The
+    Databricks Jobs service calls a wheel task's entry point as a function and fails the task
+    only when the call raises: a returned code would let a failed task pass."""
+    from pipelines.deploy.task_parameters import task_parser
+
+    code = _guarded(cmd_task, task_parser().parse_args(argv))
+    if code:
+        raise SystemExit(code)
+    return 0

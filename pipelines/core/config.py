@@ -1,0 +1,199 @@
+"""Load and validate the YAML configuration.
+
+`conf/lakehouse.yaml` holds every default (the wheel carries it: `pipelines.core.defaults`);
+a user file given with `--conf` is deep-merged over it. Validation is strict (unknown keys and wrong types are
+errors naming the key) because a typo in a scheduled job should fail loudly,
+not silently fall back to a default.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipelines.core import defaults
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the repository, in a clone
+DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
+ENGINES = ("auto", "delta-rs", "delta-spark")
+ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
+FREE_FORM = {"spark_conf", "profiles"}  # maps whose keys are not fixed by the defaults
+VALIDATED_KINDS = {"run.parallel_tasks"}  # `auto` or a number: `_validate` checks these, not the merge
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; the message names file and key."""
+
+
+def _merge(base: dict, override: dict, where: str, origin: str) -> dict:
+    merged = copy.deepcopy(base)
+    for key, value in override.items():
+        path = f"{where}.{key}" if where else key
+        if key not in base and where.split(".")[-1] not in FREE_FORM and not _free_path(where):
+            raise ConfigError(f"{origin}: unknown key '{path}'")
+        if key in base and isinstance(base[key], dict):
+            if not isinstance(value, dict):
+                raise ConfigError(f"{origin}: '{path}' must be a mapping, got {type(value).__name__}")
+            merged[key] = _merge(base[key], value, path, origin)
+        elif (
+            key in base
+            and base[key] is not None
+            and path not in VALIDATED_KINDS
+            and not _same_kind(base[key], value)
+        ):
+            raise ConfigError(
+                f"{origin}: '{path}' must be {type(base[key]).__name__}, got {type(value).__name__}"
+            )
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _free_path(where: str) -> bool:
+    return any(part in FREE_FORM for part in where.split("."))
+
+
+def _same_kind(default: Any, value: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(default))
+
+
+def _read_yaml(path) -> dict:
+    """A YAML mapping from a Path or a package resource (`pipelines.core.defaults`)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror}") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML ({exc.__class__.__name__})") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    return data
+
+
+@dataclass(frozen=True)
+class Config:
+    """Validated settings; `raw` keeps the merged mapping for the rare deep look-up."""
+
+    raw: dict
+
+    @property
+    def warehouse(self) -> Path:
+        return Path(self.raw["storage"]["warehouse"]).expanduser().resolve()
+
+    @property
+    def landing(self) -> Path:
+        return Path(self.raw["landing"]).expanduser().resolve()
+
+    @property
+    def engine(self) -> str:
+        return self.raw["storage"]["engine"]
+
+    @property
+    def profile(self) -> dict:
+        return self.raw["profiles"][self.raw["profile"]]
+
+    @property
+    def sources(self) -> dict[str, dict]:
+        return self.raw["sources"]
+
+    def section(self, name: str) -> dict:
+        return self.raw[name]
+
+    def with_overrides(
+        self,
+        *,
+        landing: str | None = None,
+        warehouse: str | None = None,
+        profile: str | None = None,
+        engine: str | None = None,
+        catalog: str | None = None,
+        schema_prefix: str | None = None,
+    ) -> Config:
+        """A copy with command-line settings over the file's, validated like a file's.
+
+        `landing`, `warehouse`, `profile` and `engine` apply when given and not empty;
+        `catalog` and `schema_prefix` whenever given, since "" is a setting of its own."""
+        raw = copy.deepcopy(self.raw)
+        if landing:
+            raw["landing"] = landing
+        if warehouse:
+            raw["storage"]["warehouse"] = warehouse
+        if profile:
+            raw["profile"] = profile
+        if engine:
+            raw["storage"]["engine"] = engine
+        if catalog is not None:
+            raw["storage"]["catalog"] = catalog
+        if schema_prefix is not None:
+            raw["storage"]["schema_prefix"] = schema_prefix
+        _validate(raw, "command line")
+        return Config(raw)
+
+
+def load_config(path: str | Path | None = None) -> Config:
+    """Defaults merged with `path` (if given), validated."""
+    raw = _read_yaml(DEFAULT_CONF)
+    if path is not None:
+        raw = _merge(raw, _read_yaml(Path(path)), "", str(path))
+    _validate(raw, str(path or DEFAULT_CONF))
+    return Config(raw)
+
+
+def _whole_number(value, least: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= least
+
+
+def _validate(raw: dict, origin: str) -> None:
+    if raw["profile"] not in raw["profiles"]:
+        raise ConfigError(f"{origin}: profile '{raw['profile']}' is not one of {sorted(raw['profiles'])}")
+    if raw["storage"]["engine"] not in ENGINES:
+        raise ConfigError(f"{origin}: storage.engine must be one of {ENGINES}")
+    parallel = raw["run"]["parallel_tasks"]
+    if parallel != "auto" and not _whole_number(parallel, 1):
+        raise ConfigError(
+            f"{origin}: run.parallel_tasks must be 'auto' or a whole number >= 1, got {parallel!r}"
+        )
+    for section, key, least in (
+        ("maintenance", "compact_min_files", 0),
+        ("maintenance", "compact_target_file_mb", 1),
+        ("maintenance", "validation_document_days", 0),
+    ):
+        value = raw[section][key]
+        if not _whole_number(value, least):
+            raise ConfigError(f"{origin}: {section}.{key} must be a whole number >= {least}, got {value!r}")
+    profile = raw["profiles"][raw["profile"]]
+    for key in ("small_input_rows", "quick_jit_below_records"):  # optional; 0 or absent: off
+        value = profile.get(key)
+        if value is not None and not _whole_number(value, 0):
+            raise ConfigError(
+                f"{origin}: profiles.{raw['profile']}.{key} must be a whole number >= 0, got {value!r}"
+            )
+    allocator = profile.get("delta_rs_allocator")
+    if allocator is not None and allocator not in ALLOCATOR_SETTINGS:
+        raise ConfigError(
+            f"{origin}: profiles.{raw['profile']}.delta_rs_allocator must be one of "
+            f"{list(ALLOCATOR_SETTINGS)}, got {allocator!r}"
+        )
+    if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
+        raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
+    for name, source in raw["sources"].items():
+        folder = Path(str(source.get("folder", "")))
+        if folder.is_absolute() or ".." in folder.parts:
+            raise ConfigError(
+                f"{origin}: sources.{name}.folder must be a relative path inside the landing folder"
+            )
+        table = str(source.get("bronze_table", ""))
+        if not table.startswith("bronze."):
+            raise ConfigError(f"{origin}: sources.{name}.bronze_table must be named bronze.<table>")

@@ -1,0 +1,25 @@
+"""The two table engines in tests: a configuration for each, and the skip when Delta's jars are missing."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from pipelines.core.config import Config
+
+ENGINES = ("delta-rs", "delta-spark")
+DELTA_SPARK_MISSING: list[str] = []  # why the suite's JVM has no Delta classes, if it has none (conftest)
+
+
+def with_engine(config: Config, engine: str) -> Config:
+    """`config` with `storage.engine` set to `engine`."""
+    raw = copy.deepcopy(config.raw)
+    raw["storage"]["engine"] = engine
+    return Config(raw)
+
+
+def skip_without_delta_spark(engine: str) -> None:
+    """Skip a delta-spark variant, with the one reason, where Delta's jars could not be had."""
+    if engine == "delta-spark" and DELTA_SPARK_MISSING:
+        pytest.skip(f"delta-spark: {DELTA_SPARK_MISSING[0]}")

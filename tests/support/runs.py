@@ -1,0 +1,70 @@
+"""Reliability tests (crashes, concurrency, bad input, drift, config, determinism) and their helpers.
+
+The helpers compare warehouses the way the contract states equality: the same rows in every
+bronze/silver/gold table, ignoring only what a run stamps (ids and times of the run itself).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.runtime.faults import ENV as FAULT_ENV
+from pipelines.store import TableStore
+
+# Columns a run stamps: two runs over the same data differ only in these.
+RUN_SPECIFIC = frozenset(
+    {"ingested_at", "ingest_run_id", "run_id", "quarantined_at", "validated_at", "logged_at"}
+)
+SAMPLES = PROJECT_ROOT / "samples" / "landing"
+SOURCES = ("datahub_ece", "datahub_audit", "openmetadata", "dataworks")
+
+
+def comparable(df: DataFrame, exclude: frozenset[str] = RUN_SPECIFIC) -> list[str]:
+    """Every row as JSON of its columns (sorted by name, run-specific ones left out), rows sorted."""
+    columns = sorted(c for c in df.columns if c not in exclude)
+    rows = df.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in columns])).alias("j")).collect()
+    return sorted(r.j for r in rows)
+
+
+def data_tables(store: TableStore) -> list[str]:
+    """The bronze, silver and gold tables of a warehouse (ops tables record runs, not data)."""
+    return [t for t in store.tables() if not t.startswith("ops.")]
+
+
+def snapshot(store: TableStore) -> dict[str, list[str]]:
+    """table -> comparable rows, for every data table."""
+    return {table: comparable(store.read(table)) for table in data_tables(store)}
+
+
+def duplicate_keys(df: DataFrame, *keys: str) -> int:
+    """Rows beyond the first for each key (0 when the key is unique)."""
+    return df.count() - df.select(*keys).distinct().count()
+
+
+def parquet_files(folder: str | Path) -> set[str]:
+    """Every data .parquet file below `folder` (staging and temporary folders included, logs not)."""
+    return {str(p.resolve()) for p in Path(folder).rglob("*.parquet") if "_delta_log" not in p.parts}
+
+
+def lakehouse(
+    *args: str, fault: str | None = None, timeout: float = 1200
+) -> subprocess.CompletedProcess[str]:
+    """`lakehouse ARGS` in a fresh process (its own Spark), optionally with a fault armed."""
+    env = {k: v for k, v in os.environ.items() if k != FAULT_ENV}
+    if fault:
+        env[FAULT_ENV] = fault
+    return subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
