@@ -22,7 +22,7 @@ from pipelines import faults
 from pipelines import ingestion_log as log
 from pipelines.context import JobResult, RunContext
 from pipelines.jobs import BronzeJob
-from pipelines.landing import FileScan, LandingFile, discover, scan
+from pipelines.landing import FileScan, LandingFile, changed_since_discovery, discover, scan
 from pipelines.spark import small_input_mode
 from pipelines.sql_text import literal
 
@@ -74,8 +74,16 @@ def _plan(
                 )
                 warnings.append(f"{file.path}: {file.size} bytes exceeds bronze.max_file_mb; not ingested")
             continue
-        found = scan(file, job.record_arrays + job.record_objects)
-        if any(k.file_hash == found.sha256 for k in ingested):
+        found, not_read = _read_as_found(job, file)
+        if not_read:
+            status, reason = not_read
+            if not any(
+                k.status == status and (k.size, k.mtime_ms) == (file.size, file.mtime_ms) for k in history
+            ):
+                set_aside.append(log.entry(job.source, file, None, status, ctx.run_id, note=reason))
+                warnings.append(f"{file.path}: {reason}; not ingested this run")
+            continue
+        if any(k.file_hash == found.sha256 for k in history if k.status in log.LANDED):
             # touched or copied without its time: logged, so the next run need not hash it again
             set_aside.append(
                 log.entry(
@@ -103,10 +111,26 @@ def _plan(
     return to_ingest, set_aside, warnings
 
 
+def _read_as_found(job: BronzeJob, file: LandingFile) -> tuple[FileScan | None, tuple[str, str] | None]:
+    """The file's scan, or (log status, reason) when it cannot be read as it was discovered:
+    a file that went away, cannot be opened, or is still being written must not stop the run."""
+    try:
+        found = scan(file, job.record_arrays + job.record_objects)
+        changing = changed_since_discovery(file)
+    except FileNotFoundError:
+        return None, (log.VANISHED, "deleted before it could be read")
+    except OSError as exc:
+        return None, (log.UNREADABLE, f"cannot be read: {exc.strerror or exc}")
+    if changing:
+        return None, (log.STILL_WRITING, changing)
+    return found, None
+
+
 def _ingested_as_it_is(file: LandingFile, history: list[log.KnownFile]) -> bool:
-    """The file was ingested and has been seen since with the same size and modification time."""
-    seen = [k for k in history if k.status in (log.INGESTED, log.SAME_CONTENT)]
-    return any(k.status == log.INGESTED for k in history) and any(
+    """The file was ingested (a damaged one as far as it could be read) and has been seen since
+    with the same size and modification time."""
+    seen = [k for k in history if k.status in (*log.LANDED, log.SAME_CONTENT)]
+    return any(k.status in log.LANDED for k in history) and any(
         k.size == file.size and k.mtime_ms == file.mtime_ms for k in seen
     )
 
@@ -158,6 +182,32 @@ def _file_texts(spark, scans: list[FileScan]) -> DataFrame:
     )
 
 
+def _salvaged_texts(spark, scans: list[FileScan]) -> DataFrame:
+    """`_file_texts` of damaged files: the text they gave before the damage, from the scan
+    (Spark's reader fails on the whole file)."""
+    schema = StructType([*FILES_SCHEMA.fields, StructField("content", StringType())])
+    rows = [
+        (s.file.path, s.sha256, s.file.modified_at, s.mode, s.salvaged.decode("utf-8", errors="replace"))
+        for s in scans
+    ]
+    return spark.createDataFrame(rows, schema).select("source_file", "content", *FILES_SCHEMA.names[1:])
+
+
+DAMAGED_REASON = "damaged file"
+
+
+def _marked_damaged(records: DataFrame, damaged: list[FileScan]) -> DataFrame:
+    """Every record of a damaged file is corrupt: read before the damage, it is kept, but the
+    file's check (the gzip trailer) never vouched for it, so it goes to the quarantine, not silver.
+    The file's log row says what is wrong; the good file that replaces it lands in full."""
+    if not damaged:
+        return records
+    from_damaged = F.col("source_file").isin([s.file.path for s in damaged])
+    return records.withColumn("is_corrupt", F.col("is_corrupt") | from_damaged).withColumn(
+        "corrupt_reason", F.when(from_damaged, F.lit(DAMAGED_REASON)).otherwise(F.col("corrupt_reason"))
+    )
+
+
 def _records_per_file(ctx: RunContext, table: str, before: int | None) -> dict[str, tuple[int, int]]:
     """(records, corrupt) per landing file, read back from the commit just made: two columns of
     fresh Parquet cost less than caching every record to count it before the write."""
@@ -186,13 +236,21 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
             job.source,
             s.file,
             s.sha256,
-            log.INGESTED,
+            log.DAMAGED if s.damage else log.INGESTED,
             ctx.run_id,
             *per_file.get(s.file.path, (0, 0)),
             version,
+            note=s.damage and f"{s.damage}; the records before the damage are kept, marked corrupt",
         )
         for s in scans
     ]
+    for s in scans:
+        if s.damage:
+            ctx.log(
+                "warning",
+                table=job.table,
+                message=f"{s.file.path}: {s.damage}; ingested as far as it could be read",
+            )
     log.append(ctx.spark, ctx.store, rows)
     total = sum(n for n, _ in per_file.values())
     corrupt = sum(c or 0 for _, c in per_file.values())
@@ -207,14 +265,18 @@ def _land(job: BronzeJob, ctx: RunContext, scans: list[FileScan]) -> tuple[dict[
     spark = ctx.spark
     invalid_lines = [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()]
     invalid = spark.createDataFrame(invalid_lines, INVALID_SCHEMA) if invalid_lines else None
-    line_scans = [s for s in scans if s.one_record_per_line]
-    other_scans = [s for s in scans if not s.one_record_per_line]
+    damaged = [s for s in scans if s.damage]
+    line_scans = [s for s in scans if s.one_record_per_line and not s.damage]
+    other_scans = [s for s in scans if not s.one_record_per_line and not s.damage]
+    files = [_file_texts(spark, other_scans)] if other_scans else []
+    files += [_salvaged_texts(spark, damaged)] if damaged else []
     records = extract_records(
         job,
         invalid,
-        files=_file_texts(spark, other_scans) if other_scans else None,
+        files=files[0].unionByName(files[1]) if len(files) == 2 else (files[0] if files else None),
         line_files=_file_texts(spark, line_scans) if line_scans else None,
     )
+    records = _marked_damaged(records, damaged)
     records = records.withColumn("ingested_at", F.lit(ctx.started_at).cast("timestamp")).withColumn(
         "ingest_run_id", F.lit(ctx.run_id)
     )
