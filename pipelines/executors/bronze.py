@@ -230,7 +230,7 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
 
     limit = ctx.config.profile.get("small_input_rows")
     with small_input_mode(ctx.spark, _estimated_records([s.file for s in scans]), limit):
-        per_file, version = _land(job, ctx, scans)
+        scans, per_file, version = _land_what_is_still_there(job, ctx, scans)
     rows = [
         log.entry(
             job.source,
@@ -257,6 +257,47 @@ def run(job: BronzeJob, ctx: RunContext) -> JobResult:
     return JobResult(
         source_rows=total, rows_in=total, rows_out=total, files=len(scans), message=f"{corrupt} corrupt"
     )
+
+
+def _land_what_is_still_there(
+    job: BronzeJob, ctx: RunContext, scans: list[FileScan]
+) -> tuple[list[FileScan], dict[str, tuple[int, int]], int | None]:
+    """`_land`, and when it fails because files went away or changed after their scan (before
+    Spark read them), those files logged and the others landed: a failed attempt commits
+    nothing, so the second one lands each record once. Returns the scans landed as well."""
+    before = ctx.store.version(job.table)
+    try:
+        return scans, *_land(job, ctx, scans)
+    except Exception:
+        moved = _not_as_scanned(scans)
+        if not moved or ctx.store.version(job.table) != before:
+            raise
+    set_aside = []
+    for found in scans:
+        if found.file.path in moved:
+            status, reason = moved[found.file.path]
+            set_aside.append(log.entry(job.source, found.file, None, status, ctx.run_id, note=reason))
+            ctx.log("warning", table=job.table, message=f"{found.file.path}: {reason}; not ingested this run")
+    log.append(ctx.spark, ctx.store, set_aside)
+    rest = [s for s in scans if s.file.path not in moved]
+    return (rest, *_land(job, ctx, rest)) if rest else ([], {}, before)
+
+
+def _not_as_scanned(scans: list[FileScan]) -> dict[str, tuple[str, str]]:
+    """(log status, reason) by path of the scanned files that are gone or changed since."""
+    moved = {}
+    for s in scans:
+        try:
+            changing = changed_since_discovery(s.file)
+        except FileNotFoundError:
+            moved[s.file.path] = (log.VANISHED, "deleted before Spark could read it")
+            continue
+        except OSError as exc:
+            moved[s.file.path] = (log.UNREADABLE, f"cannot be read: {exc.strerror or exc}")
+            continue
+        if changing:
+            moved[s.file.path] = (log.STILL_WRITING, changing)
+    return moved
 
 
 def _land(job: BronzeJob, ctx: RunContext, scans: list[FileScan]) -> tuple[dict[str, tuple[int, int]], int]:
