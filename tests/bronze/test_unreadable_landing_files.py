@@ -183,6 +183,31 @@ def test_a_file_deleted_between_discovery_and_read_is_logged_as_vanished(
     _assert_log_counts_equal_bronze_rows(store)
 
 
+def test_a_file_deleted_after_its_scan_before_spark_reads_it_is_logged_as_vanished(
+    config, spark, landing, warehouse, store, monkeypatch
+):
+    target = landing / "datahub_ece" / "brief.jsonl"
+    target.write_bytes(CHANGES)
+    real_file_texts = bronze_executor._file_texts
+
+    def file_texts(session, scans):
+        if target.exists() and any(s.file.path == str(target) for s in scans):
+            target.unlink()
+        return real_file_texts(session, scans)
+
+    monkeypatch.setattr(bronze_executor, "_file_texts", file_texts)
+    _run_bronze(config, spark, landing, warehouse)
+
+    _assert_good_file_landed(store)
+    [logged] = _log(store, "brief.jsonl")
+    assert (
+        logged["status"] == ingestion_log.VANISHED and logged["note"] == "deleted before Spark could read it"
+    )
+    assert _bronze_of(store, "brief.jsonl") == []
+    assert store.version(ECE) == 0  # the failed attempt committed nothing
+    _assert_log_counts_equal_bronze_rows(store)
+
+
 def test_a_file_growing_during_the_run_is_read_whole_by_a_later_run(
     config, spark, landing, warehouse, store, monkeypatch
 ):
