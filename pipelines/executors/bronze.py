@@ -4,6 +4,8 @@ Order of work: recover log rows of a commit an earlier run made but did not
 log; decide per file (new, unchanged, changed, too large) from the ingestion
 log with size/mtime first and a content hash only when needed; read the new
 files in one Spark job; append the records in one Delta commit; log the files.
+A file that cannot be read (damaged, unreadable, gone, still being written) is
+logged with its reason and stops nothing (docs/landing.md).
 A few new files (by size, below `small_input_rows` records) are read and written
 in small-input mode, as silver and gold do (`pipelines.spark.small_input_mode`).
 """
