@@ -4,6 +4,8 @@ Order of work: recover log rows of a commit an earlier run made but did not
 log; decide per file (new, unchanged, changed, too large) from the ingestion
 log with size/mtime first and a content hash only when needed; read the new
 files in one Spark job; append the records in one Delta commit; log the files.
+A file that cannot be read (damaged, unreadable, gone, still being written) is
+logged with its reason and stops nothing (docs/landing.md).
 A few new files (by size, below `small_input_rows` records) are read and written
 in small-input mode, as silver and gold do (`pipelines.runtime.spark.small_input_mode`).
 """
@@ -21,7 +23,7 @@ from bronze.records import extract_records, spark_path_key
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_specs import BronzeTableSpec
 from pipelines.landing import ingestion_log as log
-from pipelines.landing.discovery import FileScan, LandingFile, discover, scan
+from pipelines.landing.discovery import FileScan, LandingFile, changed_since_discovery, discover, scan
 from pipelines.runtime import faults
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import literal
@@ -74,8 +76,16 @@ def _plan(
                 )
                 warnings.append(f"{file.path}: {file.size} bytes exceeds bronze.max_file_mb; not ingested")
             continue
-        found = scan(file, spec.record_arrays + spec.record_objects)
-        if any(k.file_hash == found.sha256 for k in ingested):
+        found, not_read = _read_as_found(spec, file)
+        if not_read:
+            status, reason = not_read
+            if not any(
+                k.status == status and (k.size, k.mtime_ms) == (file.size, file.mtime_ms) for k in history
+            ):
+                set_aside.append(log.entry(spec.source, file, None, status, ctx.run_id, note=reason))
+                warnings.append(f"{file.path}: {reason}; not ingested this run")
+            continue
+        if any(k.file_hash == found.sha256 for k in history if k.status in log.LANDED):
             # touched or copied without its time: logged, so the next run need not hash it again
             set_aside.append(
                 log.entry(
@@ -103,10 +113,28 @@ def _plan(
     return to_ingest, set_aside, warnings
 
 
+def _read_as_found(
+    spec: BronzeTableSpec, file: LandingFile
+) -> tuple[FileScan | None, tuple[str, str] | None]:
+    """The file's scan, or (log status, reason) when it cannot be read as it was discovered:
+    a file that went away, cannot be opened, or is still being written must not stop the run."""
+    try:
+        found = scan(file, spec.record_arrays + spec.record_objects)
+        changing = changed_since_discovery(file)
+    except FileNotFoundError:
+        return None, (log.VANISHED, "deleted before it could be read")
+    except OSError as exc:
+        return None, (log.UNREADABLE, f"cannot be read: {exc.strerror or exc}")
+    if changing:
+        return None, (log.STILL_WRITING, changing)
+    return found, None
+
+
 def _ingested_as_it_is(file: LandingFile, history: list[log.KnownFile]) -> bool:
-    """The file was ingested and has been seen since with the same size and modification time."""
-    seen = [k for k in history if k.status in (log.INGESTED, log.SAME_CONTENT)]
-    return any(k.status == log.INGESTED for k in history) and any(
+    """The file was ingested (a damaged one as far as it could be read) and has been seen since
+    with the same size and modification time."""
+    seen = [k for k in history if k.status in (*log.LANDED, log.SAME_CONTENT)]
+    return any(k.status in log.LANDED for k in history) and any(
         k.size == file.size and k.mtime_ms == file.mtime_ms for k in seen
     )
 
@@ -158,6 +186,32 @@ def _file_texts(spark, scans: list[FileScan]) -> DataFrame:
     )
 
 
+def _salvaged_texts(spark, scans: list[FileScan]) -> DataFrame:
+    """`_file_texts` of damaged files: the text they gave before the damage, from the scan
+    (Spark's reader fails on the whole file)."""
+    schema = StructType([*FILES_SCHEMA.fields, StructField("content", StringType())])
+    rows = [
+        (s.file.path, s.sha256, s.file.modified_at, s.mode, s.salvaged.decode("utf-8", errors="replace"))
+        for s in scans
+    ]
+    return spark.createDataFrame(rows, schema).select("source_file", "content", *FILES_SCHEMA.names[1:])
+
+
+DAMAGED_REASON = "damaged file"
+
+
+def _marked_damaged(records: DataFrame, damaged: list[FileScan]) -> DataFrame:
+    """Every record of a damaged file is corrupt: read before the damage, it is kept, but the
+    file's check (the gzip trailer) never vouched for it, so it goes to the quarantine, not silver.
+    The file's log row says what is wrong; the good file that replaces it lands in full."""
+    if not damaged:
+        return records
+    from_damaged = F.col("source_file").isin([s.file.path for s in damaged])
+    return records.withColumn("is_corrupt", F.col("is_corrupt") | from_damaged).withColumn(
+        "corrupt_reason", F.when(from_damaged, F.lit(DAMAGED_REASON)).otherwise(F.col("corrupt_reason"))
+    )
+
+
 def _records_per_file(ctx: RunContext, table: str, before: int | None) -> dict[str, tuple[int, int]]:
     """(records, corrupt) per landing file, read back from the commit just made: two columns of
     fresh Parquet cost less than caching every record to count it before the write."""
@@ -180,25 +234,76 @@ def run(spec: BronzeTableSpec, ctx: RunContext) -> TaskResult:
 
     limit = ctx.config.profile.get("small_input_rows")
     with small_input_mode(ctx.spark, _estimated_records([s.file for s in scans]), limit):
-        per_file, version = _land(spec, ctx, scans)
+        scans, per_file, version = _land_what_is_still_there(spec, ctx, scans)
     rows = [
         log.entry(
             spec.source,
             s.file,
             s.sha256,
-            log.INGESTED,
+            log.DAMAGED if s.damage else log.INGESTED,
             ctx.run_id,
             *per_file.get(s.file.path, (0, 0)),
             version,
+            note=s.damage and f"{s.damage}; the records before the damage are kept, marked corrupt",
         )
         for s in scans
     ]
+    for s in scans:
+        if s.damage:
+            ctx.log(
+                "warning",
+                table=spec.table,
+                message=f"{s.file.path}: {s.damage}; ingested as far as it could be read",
+            )
     log.append(ctx.spark, ctx.store, rows)
     total = sum(n for n, _ in per_file.values())
     corrupt = sum(c or 0 for _, c in per_file.values())
     return TaskResult(
         source_rows=total, rows_in=total, rows_out=total, files=len(scans), message=f"{corrupt} corrupt"
     )
+
+
+def _land_what_is_still_there(
+    spec: BronzeTableSpec, ctx: RunContext, scans: list[FileScan]
+) -> tuple[list[FileScan], dict[str, tuple[int, int]], int | None]:
+    """`_land`, and when it fails because files went away or changed after their scan (before
+    Spark read them), those files logged and the others landed: a failed attempt commits
+    nothing, so the second one lands each record once. Returns the scans landed as well."""
+    before = ctx.store.version(spec.table)
+    try:
+        return scans, *_land(spec, ctx, scans)
+    except Exception:
+        moved = _not_as_scanned(scans)
+        if not moved or ctx.store.version(spec.table) != before:
+            raise
+    set_aside = []
+    for found in scans:
+        if found.file.path in moved:
+            status, reason = moved[found.file.path]
+            set_aside.append(log.entry(spec.source, found.file, None, status, ctx.run_id, note=reason))
+            ctx.log(
+                "warning", table=spec.table, message=f"{found.file.path}: {reason}; not ingested this run"
+            )
+    log.append(ctx.spark, ctx.store, set_aside)
+    rest = [s for s in scans if s.file.path not in moved]
+    return (rest, *_land(spec, ctx, rest)) if rest else ([], {}, before)
+
+
+def _not_as_scanned(scans: list[FileScan]) -> dict[str, tuple[str, str]]:
+    """(log status, reason) by path of the scanned files that are gone or changed since."""
+    moved = {}
+    for s in scans:
+        try:
+            changing = changed_since_discovery(s.file)
+        except FileNotFoundError:
+            moved[s.file.path] = (log.VANISHED, "deleted before Spark could read it")
+            continue
+        except OSError as exc:
+            moved[s.file.path] = (log.UNREADABLE, f"cannot be read: {exc.strerror or exc}")
+            continue
+        if changing:
+            moved[s.file.path] = (log.STILL_WRITING, changing)
+    return moved
 
 
 def _land(
@@ -209,14 +314,18 @@ def _land(
     spark = ctx.spark
     invalid_lines = [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()]
     invalid = spark.createDataFrame(invalid_lines, INVALID_SCHEMA) if invalid_lines else None
-    line_scans = [s for s in scans if s.one_record_per_line]
-    other_scans = [s for s in scans if not s.one_record_per_line]
+    damaged = [s for s in scans if s.damage]
+    line_scans = [s for s in scans if s.one_record_per_line and not s.damage]
+    other_scans = [s for s in scans if not s.one_record_per_line and not s.damage]
+    files = [_file_texts(spark, other_scans)] if other_scans else []
+    files += [_salvaged_texts(spark, damaged)] if damaged else []
     records = extract_records(
         spec,
         invalid,
-        files=_file_texts(spark, other_scans) if other_scans else None,
+        files=files[0].unionByName(files[1]) if len(files) == 2 else (files[0] if files else None),
         line_files=_file_texts(spark, line_scans) if line_scans else None,
     )
+    records = _marked_damaged(records, damaged)
     records = records.withColumn("ingested_at", F.lit(ctx.started_at).cast("timestamp")).withColumn(
         "ingest_run_id", F.lit(ctx.run_id)
     )

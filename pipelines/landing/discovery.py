@@ -12,8 +12,10 @@ import base64
 import datetime as dt
 import gzip
 import hashlib
+import io
 import json
 import os
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +51,10 @@ class FileScan:
     # JSON Lines where line i is record i: no blank line, no array, no wrapper. Spark can then
     # take records straight from the lines instead of the general (slower) per-file splitting.
     one_record_per_line: bool = False
+    # a compressed file whose data is damaged (truncated, corrupt): what is wrong, and the bytes
+    # it gave before the damage (Spark cannot read such a file, so bronze takes these instead)
+    damage: str | None = None
+    salvaged: bytes | None = None
 
 
 def discover(folder: Path) -> list[LandingFile]:
@@ -62,11 +68,34 @@ def discover(folder: Path) -> list[LandingFile]:
             if name.startswith((".", "_")):
                 continue
             path = os.path.abspath(os.path.join(root, name))
-            info = os.stat(path)
-            found.append(
-                LandingFile(path, info.st_size, int(info.st_mtime * 1000), landing_key(path, folder))
-            )
+            info = _stat_or_none(path)
+            if info is not None:
+                found.append(
+                    LandingFile(path, info.st_size, int(info.st_mtime * 1000), landing_key(path, folder))
+                )
     return found
+
+
+def _stat_or_none(path: str) -> os.stat_result | None:
+    """The file's stat; its own (link) stat when it cannot be followed, so that a file bronze
+    cannot read is still seen and logged; None when it is gone since it was listed."""
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return os.lstat(path)
+
+
+def changed_since_discovery(file: LandingFile) -> str | None:
+    """Why `file` is no longer as it was discovered (it is still being written), else None.
+
+    Raises FileNotFoundError when it has gone meanwhile."""
+    info = os.stat(file.path)
+    mtime_ms = int(info.st_mtime * 1000)
+    if info.st_size == file.size and mtime_ms == file.mtime_ms:
+        return None
+    return f"still being written: {file.size} bytes when found, {info.st_size} after reading"
 
 
 def landing_key(path: str, folder: Path) -> str:
@@ -115,16 +144,29 @@ def scan(file: LandingFile, wrappers: tuple[str, ...] = ()) -> FileScan:
     """Hash, invalid-UTF-8 lines and the format of one file, in one streaming pass (two for .gz).
 
     `wrappers` are the field names that make a value hold records (e.g. `usageEvents`).
+    A compressed file whose data is damaged is scanned as far as it decompresses, and says
+    what is wrong in `damage`: one bad upload must not stop every later run.
     """
+    try:
+        return _scan(file, wrappers, lambda: _open(file.path))
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        if not file.path.endswith(".gz"):
+            raise
+    salvaged, damage = gzip_prefix(file.path)
+    found = _scan(file, wrappers, lambda: io.BytesIO(salvaged))
+    found.damage, found.salvaged = damage, salvaged
+    return found
+
+
+def _scan(file: LandingFile, wrappers: tuple[str, ...], opened) -> FileScan:
+    """`scan` over the bytes `opened()` gives (the file's, or the part of it that could be read)."""
     compressed = file.path.endswith(".gz")
     digest = hashlib.sha256()
-    if compressed:  # the hash is of the stored bytes, the lines of the decompressed ones
-        digest = hashlib.sha256(bytes.fromhex(file_sha256(file.path)))
     markers = tuple(name.encode("utf-8") for name in wrappers)
     invalid: dict[int, str] = {}
     head: list[bytes] = []
     irregular = False
-    with _open(file.path) as handle:
+    with opened() as handle:
         for number, line in enumerate(handle):
             if not compressed:
                 digest.update(line)
@@ -136,13 +178,38 @@ def scan(file: LandingFile, wrappers: tuple[str, ...] = ()) -> FileScan:
                 line.decode("utf-8")
             except UnicodeDecodeError:
                 invalid[number] = base64.b64encode(line.rstrip(b"\r\n")).decode("ascii")
-    mode = _sniff(file.path, head)
+    mode = _sniff(opened, head)
     if mode != LINES and invalid:
-        with _open(file.path) as handle:
+        with opened() as handle:
             invalid = {0: base64.b64encode(handle.read()).decode("ascii")}
         mode = CORRUPT_DOCUMENT
     sha = file_sha256(file.path) if compressed else digest.hexdigest()
     return FileScan(file, sha, mode, invalid, one_record_per_line=mode == LINES and not irregular)
+
+
+def gzip_prefix(path: str) -> tuple[bytes, str]:
+    """What a damaged gzip file decompresses to before the damage, and what the damage is.
+
+    Streams member by member (a gzip file may hold several), keeping every byte the data
+    yields up to the point where it stops making sense.
+    """
+    out = bytearray()
+    inflater = zlib.decompressobj(wbits=31)
+    fed = False  # whether the current member has had any input
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 16), b""):
+            while chunk:
+                try:
+                    out += inflater.decompress(chunk)
+                except zlib.error as exc:
+                    return bytes(out), f"damaged gzip data after {len(out)} bytes ({exc})"
+                fed = True
+                if not inflater.eof:
+                    break
+                chunk, inflater, fed = inflater.unused_data, zlib.decompressobj(wbits=31), False
+    if fed:
+        return bytes(out), f"gzip data ends before its end marker (truncated) after {len(out)} bytes"
+    return bytes(out), "gzip data damaged"
 
 
 def _parses(text: bytes, want_object: bool = False) -> bool:
@@ -153,7 +220,7 @@ def _parses(text: bytes, want_object: bool = False) -> bool:
     return isinstance(value, dict) or not want_object
 
 
-def _sniff(path: str, head: list[bytes]) -> str:
+def _sniff(opened, head: list[bytes]) -> str:
     """JSON Lines when the first non-blank line is JSON by itself, else a document.
 
     A document that does not parse is still one record (kept, marked corrupt),
@@ -164,7 +231,7 @@ def _sniff(path: str, head: list[bytes]) -> str:
         return LINES
     if _parses(head[0]):
         return LINES
-    with _open(path) as handle:
+    with opened() as handle:
         if _parses(handle.read()):
             return DOCUMENT
     if any(_parses(line, want_object=True) for line in head[1:]):

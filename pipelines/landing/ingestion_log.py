@@ -29,6 +29,13 @@ INGESTED = "INGESTED"
 CHANGED_SKIPPED = "CHANGED_SKIPPED"
 TOO_LARGE = "TOO_LARGE"
 SAME_CONTENT = "SAME_CONTENT"  # a known file with a new modification time (touched, copied): not ingested
+# Files that could not be read as they were found. None stops a run; `note` says why.
+DAMAGED = "DAMAGED"  # compressed data damaged: the records before the damage are in bronze, marked corrupt
+UNREADABLE = "UNREADABLE"  # could not be opened or read (permissions, I/O error): tried again next run
+VANISHED = "VANISHED"  # deleted between discovery and read
+STILL_WRITING = "STILL_WRITING"  # size or modification time changed while read: tried again next run
+LANDED = (INGESTED, DAMAGED)  # statuses whose file's records are in bronze
+NOT_READ = (UNREADABLE, VANISHED, STILL_WRITING)
 
 SCHEMA = StructType(
     [
@@ -134,7 +141,7 @@ def recover(spark: SparkSession, store: TableStore, source: str, bronze_table: s
     rows = []
     for row in per_file:
         key = landing_key(row.source_file, folder)
-        if any(k.file_hash == row.file_hash and k.status == INGESTED for k in known.get(key, [])):
+        if any(k.file_hash == row.file_hash and k.status in LANDED for k in known.get(key, [])):
             continue
         rows.append(
             entry(

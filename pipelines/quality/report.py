@@ -1,7 +1,8 @@
 """`lakehouse dq-report`: one static HTML page on data quality, from the ops tables.
 
 Built from `ops.dq_results` (expectations per table per run), `silver.quarantine`
-(rejected rows and why) and `ops.runs` (row counts that must reconcile). The page
+(rejected rows and why), `ops.runs` (row counts that must reconcile) and
+`ops.ingestion_log` (landing files that could not be read, or only in part). The page
 is self-contained (inline CSS, inline SVG, no scripts), so it can be mailed,
 archived next to the warehouse or opened from a file share. Spark aggregates;
 only the last `last_runs` runs' rows and per-reason counts reach the driver.
@@ -22,6 +23,7 @@ from typing import Any
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from pipelines.landing import ingestion_log
 from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS
 from pipelines.store import TableStore
 
@@ -121,6 +123,31 @@ def quarantine_counts(quarantine: DataFrame) -> dict[str, dict]:
     for row in by_reason.orderBy("source_table", F.desc("rows"), "reason").collect():
         counts[row["source_table"]]["reasons"].append(row.asDict())
     return dict(sorted(counts.items()))
+
+
+def unread_files(log: DataFrame) -> list[dict]:
+    """Landing files whose latest log row says they could not be read, or only in part (damaged,
+    unreadable, vanished, still being written, too large): what someone has to look at. A file
+    later replaced by a good one and ingested drops off."""
+    latest = Window.partitionBy("source", F.coalesce("landing_key", "path")).orderBy(F.desc("logged_at"))
+    problems = (*ingestion_log.NOT_READ, ingestion_log.DAMAGED, ingestion_log.TOO_LARGE)
+    rows = (
+        log.withColumn("_rank", F.row_number().over(latest))
+        .where((F.col("_rank") == 1) & F.col("status").isin(*problems))
+        .select(
+            "source",
+            "landing_key",
+            "path",
+            "status",
+            "note",
+            "records",
+            "corrupt_records",
+            "run_id",
+            "logged_at",
+        )
+        .orderBy(F.desc("logged_at"), "source", "path")
+    )
+    return [row.asDict() for row in rows.collect()]
 
 
 def recent_runs(runs: DataFrame, last_runs: int) -> list[tuple[str, list[dict]]]:
@@ -346,6 +373,27 @@ def quarantine_section(counts: dict[str, dict] | None) -> str:
     return "".join(out)
 
 
+def landing_section(files: list[dict]) -> str:
+    head = '<section id="landing-files"><h2>Landing files not read in full</h2>'
+    if not files:
+        return head + '<p class="muted">Every landing file seen was read in full.</p></section>'
+    rows = "".join(
+        f'<tr data-status="{e(f["status"])}"><td>{e(f["source"])}</td><td><code>{e(f["landing_key"] or f["path"])}</code></td>'
+        f'<td class="status bad">{e(f["status"])}</td><td>{e(f["note"])}</td>'
+        f'<td class="num">{_num(f["records"])}</td><td>{e(f["run_id"])}</td><td>{e(_when(f["logged_at"]))}</td></tr>'
+        for f in files
+    )
+    return (
+        head + "<p>Each run goes on without these files. A damaged file's records before the damage are in "
+        "bronze, marked corrupt; the others are tried again by the next run, and a good file put in the "
+        "place of any of them is ingested.</p>"
+        '<table class="landing-files"><thead><tr><th>Source</th><th>File</th><th>Status</th><th>Reason</th>'
+        "<th>Records kept</th><th>Run</th><th>Logged</th></tr></thead><tbody>"
+        + rows
+        + "</tbody></table></section>"
+    )
+
+
 def runs_section(runs: list[tuple[str, list[dict]]], bronze_tables: dict[str, str]) -> str:
     head = '<section id="reconciliation"><h2>Runs and reconciliation</h2>'
     if not runs:
@@ -424,6 +472,7 @@ def build_report(
 ) -> str:
     """The report's HTML for the warehouse of `store`."""
     dq, quarantine, runs_df = (_read(store, n) for n in (DQ_RESULTS, QUARANTINE, RUNS))
+    landing_log = _read(store, ingestion_log.TABLE)
     runs_by_table = dq_runs(dq, last_runs) if dq is not None else {}
     counts = quarantine_counts(quarantine) if quarantine is not None else None
     runs = recent_runs(runs_df, last_runs) if runs_df is not None else []
@@ -438,6 +487,7 @@ def build_report(
             _cards(runs_by_table, counts, runs)
             + expectations_section(runs_by_table, counts)
             + quarantine_section(counts)
+            + landing_section(unread_files(landing_log) if landing_log is not None else [])
             + runs_section(runs, bronze_tables or {})
         )
     return (
