@@ -3,8 +3,10 @@
 Spark's loggers read `log4j2.properties` beside this module (given to the driver with
 `LOG4J2_OPTION`), which drops the loopback-hostname and native-hadoop warnings and, being a
 configuration of our own, Spark's "default log4j profile" notices. The JVM itself prints one
-line no option silences ("Using incubator modules", for the module Spark's launcher adds), so
-the driver's stderr is read through a pipe and every other line passed on to ours.
+line no option silences ("Using incubator modules", for the module Spark's launcher adds), and
+Spark's dependency resolver prints a forty-line report each time it checks Delta's jars
+(`spark.jars.packages`), so the driver's stderr is read through a pipe and every other line
+passed on to ours. When the resolver downloads, one line says so instead.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ from pyspark.java_gateway import launch_gateway
 LOG4J2 = Path(__file__).with_name("log4j2.properties")
 LOG4J2_OPTION = f"-Dlog4j2.configurationFile={LOG4J2.as_uri()}"
 JVM_NOTICES = re.compile(r"^WARNING: Using incubator modules: ")
+# Ivy's resolution report, line by line; its failures ("unresolved dependency", "FAILED") pass on.
+RESOLVER_REPORT = re.compile(
+    r"^(:: (loading settings|resolving dependencies|resolution report|retrieving) ::"
+    r"|Ivy Default Cache set to: |The jars for the packages stored in: |\S+#\S+ added as a dependency$"
+    r"|\tconfs: |\tfound \S+ in |\tdownloading |\t\[SUCCESSFUL \]|\t\d+ artifacts copied"
+    r"|\t[-|]|\t:: (evicted modules|modules in use):|\t\S+ (by \[\S+\]|from \S+) in \[default\]$)"
+)
+DOWNLOADING = "\tdownloading "
 
 
 def java_options(own: str) -> str:
@@ -43,8 +53,12 @@ def start_driver(conf: SparkConf) -> None:
 
 
 def _pass_on(source: IO[bytes], target: IO[str]) -> None:
+    told = False
     for raw in iter(source.readline, b""):
         line = raw.decode("utf-8", errors="replace")
-        if not JVM_NOTICES.match(line):
+        if line.startswith(DOWNLOADING) and not told:
+            target.write("spark      fetching Delta's jars from Maven Central (once: they are cached)\n")
+            told = True
+        if not (JVM_NOTICES.match(line) or RESOLVER_REPORT.match(line)):
             target.write(line)
             target.flush()
