@@ -15,8 +15,9 @@ built once per module:
   groups from their history);
 - full-delta-spark: one run over every file by the delta-spark engine (the two above
   run on delta-rs). The per-warehouse checks (bronze, silver, gold against the
-  reference model) hold on it too; incremental runs on delta-spark are compared with
-  a full build in tests/reliability/test_cross_engine.py.
+  reference model) hold on it too, and every data table equals the delta-rs build's;
+  incremental runs on delta-spark are compared with a full build in
+  tests/reliability/test_cross_engine.py.
 All use the same landing path, so lineage columns agree.
 """
 
@@ -243,6 +244,19 @@ def test_incremental_in_three_batches_equals_a_full_rebuild(full, incremental):
         if found:
             differences[table] = found
     assert not differences, "\n".join(f"{t} (full vs incremental): {d}" for t, d in differences.items())
+
+
+def test_delta_sparks_full_build_equals_delta_rs_table_by_table(full, full_delta_spark):
+    _, rs_store = full
+    _, spark_store = full_delta_spark
+    tables = sorted(t for t in rs_store.tables() if not t.startswith("ops."))
+    assert tables == sorted(t for t in spark_store.tables() if not t.startswith("ops."))
+    differences = {}
+    for table in tables:
+        found = table_differences(rs_store.read(table), spark_store.read(table))
+        if found:
+            differences[table] = found
+    assert not differences, "\n".join(f"{t} (delta-rs vs delta-spark): {d}" for t, d in differences.items())
 
 
 def test_a_batch_after_the_history_extends_timelines_without_rebuilding_most_groups(incremental):
