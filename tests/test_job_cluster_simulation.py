@@ -51,7 +51,7 @@ from pipelines.runtime.java import ensure_java
 from pipelines.runtime.spark import DELTA_SQL_CONF, SMALL_INPUT_CONF, delta_package
 from pipelines.store import LAYERS, open_store
 from tests.support.engines import skip_without_delta_spark
-from tests.support.packaging import BUILD_INPUTS
+from tests.support.packaging import build_wheel
 from tests.support.tables import table_differences
 
 pytestmark = pytest.mark.slow
@@ -119,24 +119,8 @@ def runtime_requirements() -> list[str]:
 
 @pytest.fixture(scope="session")
 def wheel(tmp_path_factory) -> Path:
-    """The wheel as the bundle's artifact builds it, from a copy of the build inputs
-    (no build/ folder of an earlier build in the repository gets into it)."""
-    source = tmp_path_factory.mktemp("wheel-source")
-    for name in BUILD_INPUTS:
-        item = PROJECT_ROOT / name
-        if item.is_dir():
-            shutil.copytree(item, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(item, source / name)
-    out = tmp_path_factory.mktemp("dist")
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
-        capture_output=True,
-        text=True,
-    )
-    assert built.returncode == 0, built.stderr[-3000:]
-    (path,) = out.glob("catalog_lakehouse-*.whl")
-    return path
+    """The wheel as the bundle's artifact builds it."""
+    return build_wheel(tmp_path_factory.mktemp("wheel-source"), tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture(scope="session")

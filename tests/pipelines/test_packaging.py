@@ -4,7 +4,6 @@ and the code reads them as package data (importlib.resources) wherever it is ins
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.core.config import PROJECT_ROOT
-from tests.support.packaging import BUILD_INPUTS
+from tests.support.packaging import build_wheel
 
 # what `pip wheel .` needs of the repository: the build settings and the mapped folders
 CATALOGS = sorted(p.name for p in (PROJECT_ROOT / "conf" / "catalogs").glob("*.yaml"))
@@ -47,24 +46,8 @@ print(json.dumps({
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    """`pip wheel --no-deps` of a copy of the build inputs (no build/ left over from earlier builds)."""
-    source = tmp_path_factory.mktemp("source")
-    for name in BUILD_INPUTS:
-        item = PROJECT_ROOT / name
-        if item.is_dir():
-            shutil.copytree(item, source / name, ignore=shutil.ignore_patterns("__pycache__"))
-        else:
-            shutil.copy2(item, source / name)
-    out = tmp_path_factory.mktemp("dist")
-    built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), "."],
-        cwd=source,
-        capture_output=True,
-        text=True,
-    )
-    assert built.returncode == 0, built.stderr
-    (path,) = out.glob("catalog_lakehouse-*.whl")
-    return path
+    """`pip wheel --no-deps` of a copy of the build inputs."""
+    return build_wheel(tmp_path_factory.mktemp("wheel-source"), tmp_path_factory.mktemp("dist"))
 
 
 def probe(cwd: Path, pythonpath: Path | None = None, *args: str) -> dict:

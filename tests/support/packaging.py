@@ -1,4 +1,13 @@
-"""What a wheel is built from: the files and folders of the repository that go into it."""
+"""The wheel as the bundle's artifact builds it: `pip wheel --no-deps` of the repository's build inputs."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from pipelines.core.config import PROJECT_ROOT
 
 BUILD_INPUTS = (
     "pyproject.toml",
@@ -10,3 +19,23 @@ BUILD_INPUTS = (
     "conf",
     "expectations",
 )
+
+
+def build_wheel(source: Path, out: Path) -> Path:
+    """The wheel built from a copy of the build inputs in `source` (so no build/ folder of an
+    earlier build in the repository gets into it), written to `out`."""
+    for name in BUILD_INPUTS:
+        item = PROJECT_ROOT / name
+        if item.is_dir():
+            shutil.copytree(item, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(item, source / name)
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), "."],
+        cwd=source,
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    (path,) = out.glob("catalog_lakehouse-*.whl")
+    return path
