@@ -32,6 +32,7 @@ from gold.intervals import (
     ENTITY_DELETED,
     GROUP_COLUMN,
     REMOVE,
+    SUPERSEDE,
     build_intervals,
     extend_intervals,
     interval_columns,
@@ -46,6 +47,7 @@ OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
 OM_COLUMN_PREFIX = "openmetadata:column:"
 OM_GLOSSARY_LABEL_SOURCE = "Glossary"
 OM_DELETED_EVENT = "entityDeleted"
+MODIFY = "MODIFY"
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class AssociationKind:
     keys: tuple[tuple[str, str], ...]
     modifier_key: str
     openmetadata: str | None = None
+    modify_supersedes: bool = False  # MODIFY re-keys the association (OWNERSHIP: the type changed)
 
     @property
     def key_columns(self) -> list[str]:
@@ -82,6 +85,7 @@ OWNERSHIP = AssociationKind(
     (("owner_urn", "ownerUrn"), ("owner_type", "ownerType")),
     "owner_urn",
     "owners",
+    modify_supersedes=True,
 )
 GLOSSARY_TERM = AssociationKind(
     "glossary_term", ("GLOSSARY_TERM",), (("term_urn", "termUrn"),), "term_urn", "glossary"
@@ -91,8 +95,14 @@ DOMAIN = AssociationKind("domain", ("DOMAIN",), (("domain_urn", "domainUrn"),), 
 _OM_FIELD_BASES = {"tags": ("tags",), "glossary": ("tags",), "owners": ("owners", "owner")}
 
 
+def _datahub_operations(kind: AssociationKind) -> tuple[str, ...]:
+    return (ADD, REMOVE, MODIFY) if kind.modify_supersedes else (ADD, REMOVE)
+
+
 def _datahub_filter(kind: AssociationKind) -> Column:
-    association = F.col("category").isin(*kind.categories) & F.col("operation").isin(ADD, REMOVE)
+    association = F.col("category").isin(*kind.categories) & F.col("operation").isin(
+        *_datahub_operations(kind)
+    )
     deletion = (F.col("category") == "LIFECYCLE") & (F.col("operation") == "HARD_DELETE")
     return association | deletion
 
@@ -129,19 +139,29 @@ def _event_columns(kind: AssociationKind) -> list[str]:
 
 
 def datahub_events(kind: AssociationKind, changes: DataFrame) -> DataFrame:
-    """ECE rows as association events; HARD_DELETE becomes a per-entity ENTITY_DELETED."""
+    """ECE rows as association events; HARD_DELETE becomes a per-entity ENTITY_DELETED, a MODIFY
+    of a re-keyed kind a SUPERSEDE (its `modifier` is then the new second key, e.g. the type)."""
     rows = changes.filter(_datahub_filter(kind))
     is_deletion = F.col("operation") == "HARD_DELETE"
+    is_modify = F.col("operation") == MODIFY
     keys = []
-    for gold, typed in kind.keys:
-        value = F.coalesce(F.col(typed), F.col("modifier")) if gold == kind.modifier_key else F.col(typed)
+    for position, (gold, typed) in enumerate(kind.keys):
+        if gold == kind.modifier_key:
+            value = F.when(is_modify, F.col(typed)).otherwise(F.coalesce(F.col(typed), F.col("modifier")))
+        elif position == 1 and kind.modify_supersedes:
+            value = F.when(is_modify, F.coalesce(F.col(typed), F.col("modifier"))).otherwise(F.col(typed))
+        else:
+            value = F.col(typed)
         keys.append(F.when(~is_deletion, value).cast("string").alias(gold))
     return rows.select(
         F.lit("datahub").alias("source"),
         F.col("entity_urn"),
         F.col("parent_urn"),
         *keys,
-        F.when(is_deletion, F.lit(ENTITY_DELETED)).otherwise(F.col("operation")).alias("action"),
+        F.when(is_deletion, F.lit(ENTITY_DELETED))
+        .when(is_modify, F.lit(SUPERSEDE))
+        .otherwise(F.col("operation"))
+        .alias("action"),
         F.col("event_time"),
         F.col("actor"),
         F.col("event_id"),
