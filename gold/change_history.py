@@ -195,6 +195,8 @@ def _om_field_changes(df: DataFrame) -> DataFrame:
                 "old_value": F.col("old_value"),
                 "new_value": F.col("new_value"),
                 "change_event_id": F.col("change_event_id"),
+                "previous_version": F.col("previous_version"),
+                "current_version": F.col("current_version"),
             }
         ).alias("details"),
     )

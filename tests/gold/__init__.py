@@ -40,12 +40,14 @@ OM_FIELD_CHANGES_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, change_event_id string, entity_key string, "
     "entity_type string, entity_fqn string, actor string, change_kind string, field_name string, "
     f"field_base string, column_name string, old_value string, new_value string, old_tags {_TAG_LABELS}, "
-    f"new_tags {_TAG_LABELS}, old_owners {_OWNER_REFS}, new_owners {_OWNER_REFS}"
+    f"new_tags {_TAG_LABELS}, old_owners {_OWNER_REFS}, new_owners {_OWNER_REFS}, "
+    "previous_version double, current_version double"
 )
 OM_CHANGE_EVENTS_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, om_event_id string, event_type string, "
     "entity_type string, entity_id string, entity_fqn string, entity_key string, actor string, "
-    "impersonated_by string, previous_version double, current_version double, change_description string"
+    "impersonated_by string, previous_version double, current_version double, change_description string, "
+    "domains array<string>, entity string"
 )
 AUDIT_EVENTS_SCHEMA = "event_id string, event_time timestamp, event_date date, event_type string, actor string, source_ip string"
 DATAWORKS_EVENTS_SCHEMA = (
