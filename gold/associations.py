@@ -281,11 +281,7 @@ def _om_created_associations(kind: AssociationKind) -> Column:
             ),
         )
 
-    element = (
-        "struct<entity_urn:string,parent_urn:string,"
-        + ",".join(f"{k}:string" for k in keys)
-        + ">"
-    )
+    element = "struct<entity_urn:string,parent_urn:string," + ",".join(f"{k}:string" for k in keys) + ">"
     empty = F.array().cast(f"array<{element}>")
     if kind.openmetadata in ("tags", "glossary"):
         glossary = kind.openmetadata == "glossary"
