@@ -8,7 +8,9 @@ ignored and they close every association of that entity and of its fields
 (rows whose `parent_urn` is the entity). A SUPERSEDE row opens its association
 and closes the entity's other associations that share its first key column
 (an owner whose ownership type changed: the owner under its previous type ends
-where the owner under the new type begins), as REMOVEs at that time.
+where the owner under the new type begins), as REMOVEs at that time; a
+REMOVE_ALL closes them all (a structured property removed whatever its values).
+A RENAME closes like a REMOVE, with end reason RENAMED.
 
 Order: `event_time`, then the action (ADD before REMOVE before ENTITY_DELETED:
 an association must exist before it can be removed, and a deletion is
@@ -33,9 +35,11 @@ from pyspark.sql import functions as F
 from silver.common import deterministic_id
 
 ADD, REMOVE, ENTITY_DELETED = "ADD", "REMOVE", "ENTITY_DELETED"
+RENAME = "RENAME"
 SUPERSEDE = "SUPERSEDE"  # input only: an ADD that closes the entity's siblings under the first key
-ACTION_ORDER = (ADD, REMOVE, ENTITY_DELETED)  # processing order of events with equal event_time
-END_REASONS = {REMOVE: "REMOVED", ENTITY_DELETED: "ENTITY_DELETED"}
+REMOVE_ALL = "REMOVE_ALL"  # input only: a REMOVE of the entity's siblings under the first key too
+ACTION_ORDER = (ADD, REMOVE, RENAME, ENTITY_DELETED)  # processing order of events with equal event_time
+END_REASONS = {REMOVE: "REMOVED", RENAME: "RENAMED", ENTITY_DELETED: "ENTITY_DELETED"}
 GROUP_COLUMN = "root_urn"  # the dataset (or entity) a timeline row belongs to: the recompute unit
 ROW_KEY = "timeline_id"
 
@@ -85,7 +89,7 @@ def _deduplicated(events: DataFrame, keys: list[str]) -> DataFrame:
     return events.groupBy(*identity).agg(
         F.min("event_id").alias("event_id"),
         F.max(F.col("action") == ENTITY_DELETED).alias("_deletion"),
-        F.max(F.col("action") == SUPERSEDE).alias("_supersede"),
+        F.max(F.col("action").isin(SUPERSEDE, REMOVE_ALL)).alias("_supersede"),
     )
 
 
@@ -134,7 +138,10 @@ def _fan_out_deletions(events: DataFrame, keys: list[str]) -> DataFrame:
     )
     columns = ["source", "entity_urn", "parent_urn", *keys, "action", "event_time", "actor", "event_id"]
     association_events = association_events.withColumn(
-        "action", F.when(F.col("_supersede"), F.lit(ADD)).otherwise(F.col("action"))
+        "action",
+        F.when(F.col("action") == SUPERSEDE, F.lit(ADD))
+        .when(F.col("action") == REMOVE_ALL, F.lit(REMOVE))
+        .otherwise(F.col("action")),
     )
     parts = [association_events.select(*columns), closing.select(*columns)]
     if len(keys) > 1:
@@ -187,7 +194,7 @@ def _typed(events: DataFrame, keys: list[str]) -> DataFrame:
         F.col("event_time").cast("timestamp").alias("event_time"),
         F.col("actor").cast("string").alias("actor"),
         F.col("event_id").cast("string").alias("event_id"),
-    ).filter(F.col("action").isin(*ACTION_ORDER, SUPERSEDE) & F.col("event_time").isNotNull())
+    ).filter(F.col("action").isin(*ACTION_ORDER, SUPERSEDE, REMOVE_ALL) & F.col("event_time").isNotNull())
 
 
 def _intervals(ordered_events: DataFrame, keys: list[str]) -> DataFrame:
@@ -218,6 +225,7 @@ def _intervals(ordered_events: DataFrame, keys: list[str]) -> DataFrame:
         F.col("actor").alias("added_by"),
         F.col("_closing.actor").alias("removed_by"),
         F.when(end_action == REMOVE, F.lit(END_REASONS[REMOVE]))
+        .when(end_action == RENAME, F.lit(END_REASONS[RENAME]))
         .when(end_action == ENTITY_DELETED, F.lit(END_REASONS[ENTITY_DELETED]))
         .alias("end_reason"),
         F.col("event_id").alias("valid_from_event_id"),
