@@ -2,7 +2,8 @@
 
 Every bronze row lands here, corrupt ones with their `bronze_corrupt` error, so the runner can
 quarantine them and reconcile `datahub_audit`. The search-response page fields bronze kept per
-record (`next_scroll_id`, `page_total`) are carried along for paging diagnostics.
+record (`next_scroll_id`, `page_total`, `page_count`, `scroll_id`) are carried along for the
+collection-completeness check (`silver.audit_completeness`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pyspark.sql import functions as F
 
 from pipelines.jobs import ERRORS_COLUMN, SilverJob
 from pipelines.sql_text import name
+from silver import audit_completeness
 from silver.common import (
     collect_errors,
     corrupt_error,
@@ -76,6 +78,8 @@ def transform(bronze: DataFrame) -> DataFrame:
         F.col("_event.rawUsageEvent").alias("raw_usage_event"),
         F.col("next_scroll_id").cast("string").alias("next_scroll_id"),
         F.col("page_total").cast("long").alias("page_total"),
+        F.col("page_count").cast("long").alias("page_count"),
+        F.col("scroll_id").cast("string").alias("scroll_id"),
         *lineage(),
         collect_errors(corrupt_error(), time_error).alias(ERRORS_COLUMN),
     )
@@ -86,4 +90,5 @@ JOB = SilverJob(
     source="bronze.datahub_audit_events",
     transform=transform,
     reconciles="datahub_audit",
+    checks=(audit_completeness.outcomes,),
 )

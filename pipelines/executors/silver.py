@@ -362,7 +362,7 @@ def _process(
             rows_out, uniqueness = appended or _deduplicate_and_append(
                 job, ctx, checked, narrow, unique_columns, suite, commit
             )
-        record_dq(ctx, job.table, outcomes + uniqueness)
+        record_dq(ctx, job.table, outcomes + uniqueness + [o for check in job.checks for o in check(store)])
     finally:
         checked.unpersist()
     return JobResult(
