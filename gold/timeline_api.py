@@ -96,8 +96,9 @@ def _bumped(version: tuple[int, int, int], change: str) -> tuple[int, int, int]:
 
 
 def _millis(moment: datetime) -> int:
-    aware = moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-    return int(aware.timestamp() * 1000)
+    """Epoch milliseconds; PySpark hands timestamps back naive, in the process's local time,
+    which is what `datetime.timestamp` assumes of a naive value."""
+    return int(moment.timestamp() * 1000)
 
 
 def transactions(rows: Iterable[Any]) -> list[dict]:
