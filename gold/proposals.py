@@ -130,20 +130,20 @@ def proposed_term_urn() -> Column:
 
 
 def _links(requests: DataFrame) -> DataFrame:
-    """(proposal_urn, _group): every group a proposal's rows sit in or read from: each event's
-    own group, and the group of the glossary term a term creation proposes."""
-    own = requests.select("proposal_urn", GROUP)
-    term = requests.select("proposal_urn", proposed_term_urn().alias(GROUP)).where(F.col(GROUP).isNotNull())
-    return own.unionByName(term)
+    """(proposal_urn, _group): every group a proposal's rows sit in, and the group of the glossary
+    term a term creation proposes (one pass over the requests)."""
+    groups = F.filter(F.array(F.col(GROUP), proposed_term_urn()), lambda g: g.isNotNull())
+    return requests.select("proposal_urn", F.explode(groups).alias(GROUP))
 
 
-def _linked(touched, proposals_of, groups_of, union):
-    """The two hops, written once for frames and for values: the proposals linked to the touched
-    groups bring in all their groups (a resource-less decision's own group brings its resource,
-    a created term its proposal), and the proposals linked to those bring in theirs (a resource's
-    other proposals with their resource-less decisions, which the rebuilt resource needs)."""
-    groups = union(touched, groups_of(proposals_of(touched)))
-    return union(groups, groups_of(proposals_of(groups)))
+def _linked(touched, groups_of, proposals_of, union):
+    """The two hops, written once for frames and for values. A touched proposal group (where a
+    resource-less decision sits) brings in the groups of its proposal's rows (its resource, a
+    proposed glossary term); then every group so far brings in the groups of all proposals
+    linked to it (a resource's other proposals with their resource-less decisions, a created
+    term's proposal), which the rebuilt groups need."""
+    resources = union(touched, groups_of(touched))
+    return union(resources, proposals_of(resources))
 
 
 def linked_groups(touched: DataFrame, relevant_sources: dict[str, DataFrame]) -> DataFrame:
@@ -153,13 +153,15 @@ def linked_groups(touched: DataFrame, relevant_sources: dict[str, DataFrame]) ->
         return touched
     links = _links(requests)
 
-    def proposals_of(groups: DataFrame) -> DataFrame:
-        return links.join(groups, GROUP, "left_semi").select(F.col("proposal_urn")).distinct()
-
     def groups_of(proposals: DataFrame) -> DataFrame:
-        return links.join(proposals, "proposal_urn", "left_semi").select(GROUP).distinct()
+        return links.join(
+            proposals.withColumnRenamed(GROUP, "proposal_urn"), "proposal_urn", "left_semi"
+        ).select(GROUP)
 
-    return _linked(touched, proposals_of, groups_of, DataFrame.unionByName)
+    def proposals_of(groups: DataFrame) -> DataFrame:
+        return links.join(groups, GROUP, "left_semi").select(F.col("proposal_urn").alias(GROUP))
+
+    return _linked(touched, groups_of, proposals_of, DataFrame.unionByName)
 
 
 def linked_group_values(touched: list[str], relevant_sources: dict[str, DataFrame]) -> set[str]:
@@ -170,18 +172,16 @@ def linked_group_values(touched: list[str], relevant_sources: dict[str, DataFram
     links = _links(requests)
 
     def collected(column: str, where: set[str], keep: str) -> set[str]:
-        if not where:
-            return set()
         rows = links.where(one_of(column, sorted(where, key=str))).select(keep).distinct().collect()
         return {row[0] for row in rows}
-
-    def proposals_of(groups: set[str]) -> set[str]:
-        return collected(GROUP, groups, "proposal_urn")
 
     def groups_of(proposals: set[str]) -> set[str]:
         return collected("proposal_urn", proposals, GROUP)
 
-    return _linked(set(touched), proposals_of, groups_of, set.union)
+    def proposals_of(groups: set[str]) -> set[str]:
+        return collected(GROUP, groups, "proposal_urn")
+
+    return _linked(set(touched), groups_of, proposals_of, set.union)
 
 
 def _first(df: DataFrame, partition: str, *order: Column) -> DataFrame:
