@@ -12,7 +12,7 @@ FIELD = f"urn:li:schemaField:({DS},email)"
 
 def test_history_of_a_dataset_and_its_fields_as_timeline_transactions(spark):
     def change(event_id, time, category, operation, entity=DS, actor="urn:li:corpuser:jdoe", **params):
-        parent = DS if entity != DS else None
+        parent = DS if entity.startswith("urn:li:schemaField:") else None
         return dict(event_id=event_id, event_time=time, entity_urn=entity, parent_urn=parent, entity_type="dataset",
                     category=category, operation=operation, actor=actor, modifier=params.pop("modifier", None),
                     parameters=params or None)  # fmt: skip
