@@ -78,11 +78,17 @@ def transform(bronze: DataFrame) -> DataFrame:
         F.col("_event.rawUsageEvent").alias("raw_usage_event"),
         F.col("next_scroll_id").cast("string").alias("next_scroll_id"),
         F.col("page_total").cast("long").alias("page_total"),
-        F.col("page_count").cast("long").alias("page_count"),
-        F.col("scroll_id").cast("string").alias("scroll_id"),
+        _page_field(parsed, "page_count", "long"),
+        _page_field(parsed, "scroll_id", "string"),
         *lineage(),
         collect_errors(corrupt_error(), time_error).alias(ERRORS_COLUMN),
     )
+
+
+def _page_field(rows: DataFrame, column: str, dtype: str):
+    """A page field bronze keeps, null for bronze rows landed before it was kept."""
+    value = F.col(column) if column in rows.columns else F.lit(None)
+    return value.cast(dtype).alias(column)
 
 
 JOB = SilverJob(
