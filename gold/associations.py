@@ -11,7 +11,13 @@ One `AssociationKind` per timeline says where its events live:
   timeline, the others the tag timeline. A `columns.<col>.tags` change is an
   association of the column entity `openmetadata:column:<table fqn>.<col>`
   with `parent_urn` = the table's entity key.
-- `silver.openmetadata_change_events`: `entityDeleted` is ENTITY_DELETED.
+- `silver.openmetadata_change_events`: `entityDeleted` is ENTITY_DELETED; an
+  `entityCreated` ADDs what the created `entity` carries: its tags (its
+  columns' tags as associations of the column entities), owners (`owners`, or
+  the older single `owner`) and domains (`domains`, or `domain`; else the
+  event's own `domains`).
+- Domains (OpenMetadata `domain`/`domains` field changes): the references'
+  fullyQualifiedName (else name, else id), `new - old` ADDs, `old - new` REMOVEs.
 
 The recompute group (`_group`) is the root entity, `parent_urn` when set else
 the entity, so a dataset's deletion and its fields' associations are rebuilt
@@ -32,6 +38,7 @@ from gold.intervals import (
     ENTITY_DELETED,
     GROUP_COLUMN,
     REMOVE,
+    SUPERSEDE,
     build_intervals,
     extend_intervals,
     interval_columns,
@@ -46,6 +53,9 @@ OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
 OM_COLUMN_PREFIX = "openmetadata:column:"
 OM_GLOSSARY_LABEL_SOURCE = "Glossary"
 OM_DELETED_EVENT = "entityDeleted"
+OM_CREATED_EVENT = "entityCreated"
+OM_LIFECYCLE_EVENTS = (OM_DELETED_EVENT, OM_CREATED_EVENT)
+MODIFY = "MODIFY"
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,7 @@ class AssociationKind:
     keys: tuple[tuple[str, str], ...]
     modifier_key: str
     openmetadata: str | None = None
+    modify_supersedes: bool = False  # MODIFY re-keys the association (OWNERSHIP: the type changed)
 
     @property
     def key_columns(self) -> list[str]:
@@ -82,25 +93,43 @@ OWNERSHIP = AssociationKind(
     (("owner_urn", "ownerUrn"), ("owner_type", "ownerType")),
     "owner_urn",
     "owners",
+    modify_supersedes=True,
 )
 GLOSSARY_TERM = AssociationKind(
     "glossary_term", ("GLOSSARY_TERM",), (("term_urn", "termUrn"),), "term_urn", "glossary"
 )
-DOMAIN = AssociationKind("domain", ("DOMAIN",), (("domain_urn", "domainUrn"),), "domain_urn")
+DOMAIN = AssociationKind("domain", ("DOMAIN",), (("domain_urn", "domainUrn"),), "domain_urn", "domains")
 
-_OM_FIELD_BASES = {"tags": ("tags",), "glossary": ("tags",), "owners": ("owners", "owner")}
+_OM_FIELD_BASES = {
+    "tags": ("tags",),
+    "glossary": ("tags",),
+    "owners": ("owners", "owner"),
+    "domains": ("domains", "domain"),
+}
+_OM_REFERENCE = "struct<id:string,type:string,name:string,fullyQualifiedName:string>"
+_OM_LABEL = "struct<tagFQN:string,source:string>"
+_OM_CREATED = (
+    f"struct<tags:array<{_OM_LABEL}>,columns:array<struct<name:string,tags:array<{_OM_LABEL}>>>,"
+    f"owners:array<{_OM_REFERENCE}>,owner:{_OM_REFERENCE},domains:array<string>,domain:string>"
+)
+
+
+def _datahub_operations(kind: AssociationKind) -> tuple[str, ...]:
+    return (ADD, REMOVE, MODIFY) if kind.modify_supersedes else (ADD, REMOVE)
 
 
 def _datahub_filter(kind: AssociationKind) -> Column:
-    association = F.col("category").isin(*kind.categories) & F.col("operation").isin(ADD, REMOVE)
+    association = F.col("category").isin(*kind.categories) & F.col("operation").isin(
+        *_datahub_operations(kind)
+    )
     deletion = (F.col("category") == "LIFECYCLE") & (F.col("operation") == "HARD_DELETE")
     return association | deletion
 
 
 def _om_field_filter(kind: AssociationKind) -> Column:
     relevant = F.col("field_base").isin(*_OM_FIELD_BASES[kind.openmetadata or ""])
-    if kind.openmetadata == "owners":
-        relevant = relevant & F.col("column_name").isNull()  # columns carry no owners
+    if kind.openmetadata in ("owners", "domains"):
+        relevant = relevant & F.col("column_name").isNull()  # columns carry no owners or domains
     return relevant
 
 
@@ -111,7 +140,9 @@ def relevant(kind: AssociationKind, source_table: str, rows: DataFrame) -> DataF
     if source_table == OM_FIELD_CHANGES and kind.openmetadata:
         return rows.filter(_om_field_filter(kind)).withColumn(GROUP, F.col("entity_key"))
     if source_table == OM_CHANGE_EVENTS and kind.openmetadata:
-        return rows.filter(F.col("event_type") == OM_DELETED_EVENT).withColumn(GROUP, F.col("entity_key"))
+        return rows.filter(F.col("event_type").isin(*OM_LIFECYCLE_EVENTS)).withColumn(
+            GROUP, F.col("entity_key")
+        )
     raise ValueError(f"{kind.name} timeline: unknown source table {source_table!r}")
 
 
@@ -129,19 +160,29 @@ def _event_columns(kind: AssociationKind) -> list[str]:
 
 
 def datahub_events(kind: AssociationKind, changes: DataFrame) -> DataFrame:
-    """ECE rows as association events; HARD_DELETE becomes a per-entity ENTITY_DELETED."""
+    """ECE rows as association events; HARD_DELETE becomes a per-entity ENTITY_DELETED, a MODIFY
+    of a re-keyed kind a SUPERSEDE (its `modifier` is then the new second key, e.g. the type)."""
     rows = changes.filter(_datahub_filter(kind))
     is_deletion = F.col("operation") == "HARD_DELETE"
+    is_modify = F.col("operation") == MODIFY
     keys = []
-    for gold, typed in kind.keys:
-        value = F.coalesce(F.col(typed), F.col("modifier")) if gold == kind.modifier_key else F.col(typed)
+    for position, (gold, typed) in enumerate(kind.keys):
+        if gold == kind.modifier_key:
+            value = F.when(is_modify, F.col(typed)).otherwise(F.coalesce(F.col(typed), F.col("modifier")))
+        elif position == 1 and kind.modify_supersedes:
+            value = F.when(is_modify, F.coalesce(F.col(typed), F.col("modifier"))).otherwise(F.col(typed))
+        else:
+            value = F.col(typed)
         keys.append(F.when(~is_deletion, value).cast("string").alias(gold))
     return rows.select(
         F.lit("datahub").alias("source"),
         F.col("entity_urn"),
         F.col("parent_urn"),
         *keys,
-        F.when(is_deletion, F.lit(ENTITY_DELETED)).otherwise(F.col("operation")).alias("action"),
+        F.when(is_deletion, F.lit(ENTITY_DELETED))
+        .when(is_modify, F.lit(SUPERSEDE))
+        .otherwise(F.col("operation"))
+        .alias("action"),
         F.col("event_time"),
         F.col("actor"),
         F.col("event_id"),
@@ -177,6 +218,14 @@ def _list_difference(kind: AssociationKind) -> tuple[Column, Column]:
 
         return values("new_owners"), values("old_owners")
 
+    if kind.openmetadata == "domains":
+
+        def domains(column: str) -> Column:
+            names = F.transform(_om_reference_names(F.col(column)), lambda d: F.struct(d.alias("domain_urn")))
+            return F.coalesce(names, F.array().cast("array<struct<domain_urn:string>>"))
+
+        return domains("new_value"), domains("old_value")
+
     glossary = kind.openmetadata == "glossary"
     value_type = f"array<struct<{kind.modifier_key}:string>>"
 
@@ -191,6 +240,99 @@ def _list_difference(kind: AssociationKind) -> tuple[Column, Column]:
         return F.coalesce(chosen, F.array().cast(value_type))
 
     return labels("new_tags"), labels("old_tags")
+
+
+def _om_reference_names(value: Column) -> Column:
+    """The names of a JSON list (or single) of references or FQN strings: fullyQualifiedName,
+    else name, else id, else the string itself."""
+    text = F.trim(value)
+    items = F.when(text.startswith("["), F.from_json(text, "array<string>")).when(
+        text.isNotNull() & ~text.isin("", "null"), F.array(text)
+    )
+
+    def named(item: Column) -> Column:
+        is_object = F.trim(item).startswith("{")
+        return F.when(
+            is_object,
+            F.coalesce(
+                F.get_json_object(item, "$.fullyQualifiedName"),
+                F.get_json_object(item, "$.name"),
+                F.get_json_object(item, "$.id"),
+            ),
+        ).otherwise(F.regexp_replace(item, r'^"(.*)"$', "$1"))
+
+    return F.filter(F.transform(items, named), lambda n: n.isNotNull())
+
+
+def _om_created_associations(kind: AssociationKind) -> Column:
+    """array<struct<entity_urn, parent_urn, key columns...>> of what an `entityCreated`'s
+    `entity` carries for this kind (empty for other events)."""
+    entity = F.from_json(F.col("entity"), _OM_CREATED)
+    table = F.col("entity_key")
+    keys = kind.key_columns
+
+    def at_entity(values: Column, key_values) -> Column:
+        return F.transform(
+            values,
+            lambda v: F.struct(
+                table.alias("entity_urn"),
+                F.lit(None).cast("string").alias("parent_urn"),
+                *[value.alias(k) for k, value in zip(keys, key_values(v), strict=True)],
+            ),
+        )
+
+    element = "struct<entity_urn:string,parent_urn:string," + ",".join(f"{k}:string" for k in keys) + ">"
+    empty = F.array().cast(f"array<{element}>")
+    if kind.openmetadata in ("tags", "glossary"):
+        glossary = kind.openmetadata == "glossary"
+
+        def wanted(label: Column) -> Column:
+            is_glossary = F.coalesce(label["source"] == OM_GLOSSARY_LABEL_SOURCE, F.lit(False))
+            return is_glossary if glossary else ~is_glossary
+
+        own = at_entity(F.filter(entity["tags"], wanted), lambda t: [t["tagFQN"]])
+        columns = F.flatten(
+            F.transform(
+                entity["columns"],
+                lambda c: F.transform(  # an untagged column's null tags would null the flatten
+                    F.filter(F.coalesce(c["tags"], F.array().cast(f"array<{_OM_LABEL}>")), wanted),
+                    lambda t: F.struct(
+                        om_column_key(table, F.col("entity_fqn"), c["name"]).alias("entity_urn"),
+                        table.alias("parent_urn"),
+                        t["tagFQN"].alias(keys[0]),
+                    ),
+                ),
+            )
+        )
+        chosen = F.concat(F.coalesce(own, empty), F.coalesce(columns, empty))
+    elif kind.openmetadata == "owners":
+        owners = F.coalesce(entity["owners"], F.when(entity["owner"].isNotNull(), F.array(entity["owner"])))
+        chosen = at_entity(owners, lambda o: [F.coalesce(o["name"], o["id"]), o["type"]])
+    else:
+        named = F.coalesce(
+            _om_reference_names(F.get_json_object(F.col("entity"), "$.domains")),
+            _om_reference_names(F.get_json_object(F.col("entity"), "$.domain")),
+        )
+        listed = F.when(F.size(named) > 0, named).otherwise(F.col("domains"))
+        chosen = at_entity(listed, lambda d: [d])
+    return F.when(F.col("event_type") == OM_CREATED_EVENT, F.coalesce(chosen, empty)).otherwise(empty)
+
+
+def openmetadata_created(kind: AssociationKind, change_events: DataFrame) -> DataFrame:
+    """`entityCreated` change events as ADDs of the created entity's associations."""
+    exploded = change_events.filter(F.col("event_type") == OM_CREATED_EVENT).select(
+        "event_time", "actor", "event_id", F.explode(_om_created_associations(kind)).alias("_a")
+    )
+    return exploded.select(
+        F.lit("openmetadata").alias("source"),
+        F.col("_a.entity_urn").alias("entity_urn"),
+        F.col("_a.parent_urn").alias("parent_urn"),
+        *[F.col(f"_a.{key}").alias(key) for key in kind.key_columns],
+        F.lit(ADD).alias("action"),
+        "event_time",
+        "actor",
+        "event_id",
+    )
 
 
 def openmetadata_events(kind: AssociationKind, field_changes: DataFrame) -> DataFrame:
@@ -246,6 +388,7 @@ def association_events(kind: AssociationKind, sources: dict[str, DataFrame]) -> 
         parts.append(openmetadata_events(kind, sources[OM_FIELD_CHANGES]))
     if kind.openmetadata and sources.get(OM_CHANGE_EVENTS) is not None:
         parts.append(openmetadata_deletions(kind, sources[OM_CHANGE_EVENTS]))
+        parts.append(openmetadata_created(kind, sources[OM_CHANGE_EVENTS]))
     columns = _event_columns(kind)
     if not parts:
         schema = ", ".join(f"{c} {'timestamp' if c == 'event_time' else 'string'}" for c in columns)

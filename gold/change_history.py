@@ -8,6 +8,10 @@ it). `change_id` is the silver `event_id`, which is also the recompute group.
 Silver writes an `event_id` once (a re-delivered record is a duplicate there),
 so the table is append-only: an incremental run types the new rows alone.
 `details` keeps the typed specifics of each source as map<string,string>.
+DataWorks extension-point events (Pre*, sent before an operation that may never
+happen) are flagged `is_pre_event`, and `blocking` when the operation waits for
+the extension's answer; every other row is a completed change. DataWorks entity
+keys and status names follow silver's rule and the catalog's enums.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from pyspark.sql import functions as F
 
 from gold import GROUP, empty_frame, string_map
 from pipelines.core.table_specs import Append, GoldTableSpec
+from silver import dataworks_catalog as catalog
+from silver import dataworks_entity_keys as entity_keys
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 DATAHUB_PROPOSALS = "silver.datahub_action_requests"
@@ -41,6 +47,8 @@ COLUMNS = (
     "event_time",
     "event_date",
     "details",
+    "is_pre_event",
+    "blocking",
 )
 
 # OpenMetadata vocabulary mapped onto the DataHub categories/operations where they mean the same.
@@ -61,26 +69,6 @@ OM_LIFECYCLE_EVENTS = {
 }
 OM_OTHER_EVENT_CATEGORY = "CHANGE_EVENT"  # thread, task, suggestion ... events: operation = eventType
 
-# DataWorks entity keys: first matching rule wins. (kind, eventCode pattern, JSON paths in `data`).
-DATAWORKS_ENTITY_RULES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("file", "file", ("$.fileId",)),
-    ("table", "table|dqc|data-quality", ("$.tableGuid", "$.target.tableGuid")),
-    ("di_job", "(?i)dijob", ("$.jobId", "$.id")),
-    ("dag", "dag", ("$.dagId",)),
-    ("instance", "instance", ("$.taskId", "$.taskInstanceId")),
-    ("node", "node|backfill", ("$.nodeId", "$.rootNodeId")),
-    # events about a project-wide object (approvals, DQ tasks, downloads) or without a usable id
-    ("project", "project|approval|dqc|data-quality|resources|upload", ("$.projectId", "$.appId")),
-)
-# Events no rule matched (e.g. monitor alerts) belong to the first of these ids they name.
-DATAWORKS_FALLBACK = (
-    ("node", "$.nodeId"),
-    ("instance", "$.taskId"),
-    ("dag", "$.dagId"),
-    ("file", "$.fileId"),
-)
-# (table rule) `<project>.<table>` pairs used when no tableGuid is given.
-DATAWORKS_TABLE_NAMES = (("$.maxComputeProject", "$.tableName"), ("$.projectName", "$.tableName"))
 DATAWORKS_DETAIL_KEYS = (
     "status",
     "changeType",
@@ -98,19 +86,8 @@ DATAWORKS_DETAIL_KEYS = (
     "ruleId",
     "ruleName",
 )
-DATAWORKS_STATUS_NAMES = {
-    "instance-status-changes": {
-        "1": "NOT_RUN",
-        "2": "WAIT_TIME",
-        "3": "WAIT_RESOURCE",
-        "4": "RUNNING",
-        "5": "FAILED",
-        "6": "SUCCESS",
-        "7": "CHECKING_QUALITY",
-        "8": "CHECKING_CONDITION",
-    },
-    "dag-status-changes": {"1": "NOT_RUN", "4": "RUNNING", "5": "FAILED", "6": "SUCCESS"},
-}
+# Status codes named from the catalog's enums (the one source of the names), per event code.
+DATAWORKS_STATUS_ENUMS = {"instance-status-changes": "instance_status", "dag-status-changes": "dag_status"}
 
 
 def _mapped(column: Column, mapping: dict[str, str], default: Column) -> Column:
@@ -195,6 +172,8 @@ def _om_field_changes(df: DataFrame) -> DataFrame:
                 "old_value": F.col("old_value"),
                 "new_value": F.col("new_value"),
                 "change_event_id": F.col("change_event_id"),
+                "previous_version": F.col("previous_version"),
+                "current_version": F.col("current_version"),
             }
         ).alias("details"),
     )
@@ -228,10 +207,8 @@ def _om_change_events(df: DataFrame) -> DataFrame:
 
 def _dataworks_paths() -> list[str]:
     """Every JSON path of `data` the DataWorks rows read."""
-    paths = [p for _kind, _pattern, rule_paths in DATAWORKS_ENTITY_RULES for p in rule_paths]
-    paths += [p for pair in DATAWORKS_TABLE_NAMES for p in pair]
-    paths += [p for _kind, p in DATAWORKS_FALLBACK]
-    paths += ["$.projectId", "$.status", *[f"$.{key}" for key in DATAWORKS_DETAIL_KEYS]]
+    paths = [f"$.{p}" for p in entity_keys.payload_paths()]
+    paths += ["$.status", "$.blockBusiness", *[f"$.{key}" for key in DATAWORKS_DETAIL_KEYS]]
     return list(dict.fromkeys(paths))
 
 
@@ -254,43 +231,34 @@ def _with_data_fields(df: DataFrame) -> tuple[DataFrame, Callable[[str], Column]
 
 
 def dataworks_entity_urn(field: Callable[[str], Column]) -> Column:
-    """`dataworks:<kind>:<id>` from `event_code` and the JSON `data` (project as last resort);
-    `field` looks up a JSON path of `data`."""
-    code = F.lower(F.coalesce(F.col("event_code"), F.lit("")))
-    candidates = []
-    for kind, pattern, paths in DATAWORKS_ENTITY_RULES:
-        ids = [field(p) for p in paths]
-        if kind == "table":
-            ids += [
-                F.when(field(a).isNotNull() & field(b).isNotNull(), F.concat_ws(".", field(a), field(b)))
-                for a, b in DATAWORKS_TABLE_NAMES
-            ]
-        identifier = F.coalesce(*ids)
-        candidates.append(
-            F.when(
-                code.rlike(pattern.lower()) & identifier.isNotNull(),
-                F.concat(F.lit(f"dataworks:{kind}:"), identifier),
-            )
-        )
-    for kind, path in DATAWORKS_FALLBACK:
-        candidates.append(F.when(field(path).isNotNull(), F.concat(F.lit(f"dataworks:{kind}:"), field(path))))
-    project = F.coalesce(F.col("project_id").cast("string"), field("$.projectId"))
-    candidates.append(F.when(project.isNotNull(), F.concat(F.lit("dataworks:project:"), project)))
-    return F.coalesce(*candidates)
+    """`dataworks:<kind>:<id>` by the one rule silver's family tables follow
+    (`silver.dataworks_entity_keys`); `field` looks up a JSON path of `data`."""
+    return entity_keys.entity_key_col(F.col("event_code"), F.col("project_id"), lambda p: field(f"$.{p}"))
 
 
 def _dataworks_status_name(field: Callable[[str], Column]) -> Column:
+    code = catalog.canonical_code_col(F.col("event_code"))
     name = F.lit(None).cast("string")
-    for code, names in DATAWORKS_STATUS_NAMES.items():
-        name = F.when(
-            F.col("event_code") == code, _mapped(field("$.status"), names, F.lit(None).cast("string"))
-        ).otherwise(name)
+    for event_code, kind in DATAWORKS_STATUS_ENUMS.items():
+        name = F.when(code == event_code, catalog.status_name_col(kind, field("$.status"))).otherwise(name)
     return name
+
+
+def _dataworks_pre_event() -> tuple[Column, Column]:
+    """(is_pre_event, blocking): a catalog extension point is sent before its operation, which
+    waits for the extension's answer when the payload's `blockBusiness` says so (assumed when
+    absent); an event sent after its operation blocks nothing."""
+    is_pre = F.coalesce(
+        catalog.extension_point_col(catalog.canonical_code_col(F.col("event_code"))), F.lit(False)
+    )
+    return is_pre, is_pre & F.coalesce(F.col("_block_business").try_cast("boolean"), F.lit(True))
 
 
 def _dataworks_events(df: DataFrame) -> DataFrame:
     df, field = _with_data_fields(df)
+    df = df.withColumn("_block_business", field("$.blockBusiness"))
     entity = dataworks_entity_urn(field)
+    is_pre_event, blocking = _dataworks_pre_event()
     details = {key: field(f"$.{key}") for key in DATAWORKS_DETAIL_KEYS}
     details.update(
         {
@@ -314,6 +282,8 @@ def _dataworks_events(df: DataFrame) -> DataFrame:
         F.col("operator").alias("actor"),
         "event_time",
         string_map(details).alias("details"),
+        is_pre_event.alias("is_pre_event"),
+        blocking.alias("blocking"),
     ).withColumnRenamed("action", "operation")
 
 
@@ -327,7 +297,7 @@ _NORMALISERS = {
 _SCHEMA = (
     "change_id string, source string, entity_urn string, parent_urn string, entity_type string, "
     "category string, operation string, modifier string, actor string, event_time timestamp, "
-    "event_date date, details map<string,string>"
+    "event_date date, details map<string,string>, is_pre_event boolean, blocking boolean"
 )
 
 
@@ -354,9 +324,19 @@ def build(sources: dict[str, DataFrame]) -> DataFrame:
         )
     changes = reduce(
         DataFrame.unionByName,
-        [p.withColumn("event_date", F.to_date("event_time")) for p in normalised.values()],
+        [
+            _with_pre_event_flags(p).withColumn("event_date", F.to_date("event_time"))
+            for p in normalised.values()
+        ],
     )
     return changes.select(*COLUMNS)
+
+
+def _with_pre_event_flags(rows: DataFrame) -> DataFrame:
+    """DataWorks rows carry their flags; every other source's change happened (false, false)."""
+    if "is_pre_event" in rows.columns:
+        return rows
+    return rows.withColumn("is_pre_event", F.lit(False)).withColumn("blocking", F.lit(False))
 
 
 def _without_ids_of(rows: DataFrame, other: DataFrame) -> DataFrame:

@@ -5,7 +5,12 @@ Input: one row per association event with the columns `source`, `entity_urn`,
 `owner_type`), `action` (ADD | REMOVE | ENTITY_DELETED), `event_time`,
 `actor`, `event_id`. ENTITY_DELETED rows are per entity: their key columns are
 ignored and they close every association of that entity and of its fields
-(rows whose `parent_urn` is the entity).
+(rows whose `parent_urn` is the entity). A SUPERSEDE row opens its association
+and closes the entity's other associations that share its first key column
+(an owner whose ownership type changed: the owner under its previous type ends
+where the owner under the new type begins), as REMOVEs at that time; a
+REMOVE_ALL closes them all (a structured property removed whatever its values).
+A RENAME closes like a REMOVE, with end reason RENAMED.
 
 Order: `event_time`, then the action (ADD before REMOVE before ENTITY_DELETED:
 an association must exist before it can be removed, and a deletion is
@@ -22,6 +27,7 @@ so the cost grows with the events, never with a Python loop.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import reduce
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -29,8 +35,11 @@ from pyspark.sql import functions as F
 from silver.common import deterministic_id
 
 ADD, REMOVE, ENTITY_DELETED = "ADD", "REMOVE", "ENTITY_DELETED"
-ACTION_ORDER = (ADD, REMOVE, ENTITY_DELETED)  # processing order of events with equal event_time
-END_REASONS = {REMOVE: "REMOVED", ENTITY_DELETED: "ENTITY_DELETED"}
+RENAME = "RENAME"
+SUPERSEDE = "SUPERSEDE"  # input only: an ADD that closes the entity's siblings under the first key
+REMOVE_ALL = "REMOVE_ALL"  # input only: a REMOVE of the entity's siblings under the first key too
+ACTION_ORDER = (ADD, REMOVE, RENAME, ENTITY_DELETED)  # processing order of events with equal event_time
+END_REASONS = {REMOVE: "REMOVED", RENAME: "RENAMED", ENTITY_DELETED: "ENTITY_DELETED"}
 GROUP_COLUMN = "root_urn"  # the dataset (or entity) a timeline row belongs to: the recompute unit
 ROW_KEY = "timeline_id"
 
@@ -78,7 +87,9 @@ def _deduplicated(events: DataFrame, keys: list[str]) -> DataFrame:
     the three branches share one aggregate, and Spark reuses its exchange (one scan a source)."""
     identity = ["source", "entity_urn", "parent_urn", *keys, "action", "event_time", "actor"]
     return events.groupBy(*identity).agg(
-        F.min("event_id").alias("event_id"), F.max(F.col("action") == ENTITY_DELETED).alias("_deletion")
+        F.min("event_id").alias("event_id"),
+        F.max(F.col("action") == ENTITY_DELETED).alias("_deletion"),
+        F.max(F.col("action").isin(SUPERSEDE, REMOVE_ALL)).alias("_supersede"),
     )
 
 
@@ -126,7 +137,47 @@ def _fan_out_deletions(events: DataFrame, keys: list[str]) -> DataFrame:
         "event_id",
     )
     columns = ["source", "entity_urn", "parent_urn", *keys, "action", "event_time", "actor", "event_id"]
-    return association_events.select(*columns).unionByName(closing.select(*columns))
+    association_events = association_events.withColumn(
+        "action",
+        F.when(F.col("action") == SUPERSEDE, F.lit(ADD))
+        .when(F.col("action") == REMOVE_ALL, F.lit(REMOVE))
+        .otherwise(F.col("action")),
+    )
+    parts = [association_events.select(*columns), closing.select(*columns)]
+    if len(keys) > 1:
+        parts.append(_superseded(associations, association_events, keys).select(*columns))
+    return reduce(DataFrame.unionByName, parts)
+
+
+def _superseded(associations: DataFrame, events: DataFrame, keys: list[str]) -> DataFrame:
+    """A REMOVE, at the time of each SUPERSEDE event, of every other association of its entity
+    that shares its first key column (a REMOVE of one not open then changes nothing)."""
+    first, rest = keys[0], keys[1:]
+    supersedes = events.filter(F.col("_supersede")).select(
+        "source",
+        "entity_urn",
+        first,
+        *[F.col(k).alias(f"_new_{k}") for k in rest],
+        "event_time",
+        "actor",
+        "event_id",
+    )
+    siblings = associations.select("source", "entity_urn", "parent_urn", *keys)
+    differs = reduce(lambda a, b: a | b, [~F.col(k).eqNullSafe(F.col(f"_new_{k}")) for k in rest])
+    return (
+        siblings.join(supersedes, ["source", "entity_urn", first])
+        .filter(differs)
+        .select(
+            "source",
+            "entity_urn",
+            "parent_urn",
+            *keys,
+            F.lit(REMOVE).alias("action"),
+            "event_time",
+            "actor",
+            "event_id",
+        )
+    )
 
 
 def _typed(events: DataFrame, keys: list[str]) -> DataFrame:
@@ -143,7 +194,7 @@ def _typed(events: DataFrame, keys: list[str]) -> DataFrame:
         F.col("event_time").cast("timestamp").alias("event_time"),
         F.col("actor").cast("string").alias("actor"),
         F.col("event_id").cast("string").alias("event_id"),
-    ).filter(F.col("action").isin(*ACTION_ORDER) & F.col("event_time").isNotNull())
+    ).filter(F.col("action").isin(*ACTION_ORDER, SUPERSEDE, REMOVE_ALL) & F.col("event_time").isNotNull())
 
 
 def _intervals(ordered_events: DataFrame, keys: list[str]) -> DataFrame:
@@ -174,6 +225,7 @@ def _intervals(ordered_events: DataFrame, keys: list[str]) -> DataFrame:
         F.col("actor").alias("added_by"),
         F.col("_closing.actor").alias("removed_by"),
         F.when(end_action == REMOVE, F.lit(END_REASONS[REMOVE]))
+        .when(end_action == RENAME, F.lit(END_REASONS[RENAME]))
         .when(end_action == ENTITY_DELETED, F.lit(END_REASONS[ENTITY_DELETED]))
         .alias("end_reason"),
         F.col("event_id").alias("valid_from_event_id"),
@@ -212,6 +264,7 @@ def extend_intervals(current: DataFrame, new_events: DataFrame, association_key:
         F.col("added_by").alias("actor"),
         F.col("valid_from_event_id").alias("event_id"),
         F.lit(False).alias("_deletion"),
+        F.lit(False).alias("_supersede"),
     )
     events = _deduplicated(_typed(new_events, keys), keys)
     extended = _intervals(_fan_out_deletions(reopened.unionByName(events), keys), keys)

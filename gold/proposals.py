@@ -6,14 +6,20 @@ Status rules, in order:
    ACCEPTED | REJECTED) decides; resolved_at/by are that event's.
 2. INFERRED_FROM_CHANGE: otherwise APPLIED when a proposed value appears on the
    resource at or after `created_at` (OSS servers emit no status events, so this
-   is the only evidence there); resolved_at/by are the first such change's.
+   is the only evidence there); resolved_at/by are the first such change's. A
+   structured-property proposal is applied by a STRUCTURED_PROPERTY ADD/MODIFY of
+   a proposed `propertyUrn` on the resource (values are not compared: newer
+   servers omit them); a CREATE_GLOSSARY_TERM proposal by the LIFECYCLE CREATE of
+   the glossary term `urn:li:glossaryTerm:<glossaryEntityName>` (a term created
+   under a generated id cannot be matched to its proposal and stays PENDING).
 3. PENDING otherwise (status_rule null).
 Only proposals whose creation event is known get a row.
 
 Group: the resource (`resource_urn`, else the proposal), so a later entity
 change on the resource recomputes its proposals. A status event is grouped by
 its own `resourceUrn`: one that lacks it lands in the proposal's group and is
-attached only by a rebuild of the resource's group.
+attached only by a rebuild of the resource's group. `linked_groups` rebuilds the
+groups linked through proposals together (see there).
 """
 
 from __future__ import annotations
@@ -45,7 +51,11 @@ INFERENCE: dict[str, tuple[str, tuple[str, ...], str | None]] = {
     "DOMAIN_ASSOCIATION": ("DOMAIN", ("ADD",), dict(DOMAIN.keys)["domain_urn"]),
     "OWNER_ASSOCIATION": ("OWNERSHIP", ("ADD",), dict(OWNERSHIP.keys)["owner_urn"]),
     "UPDATE_DESCRIPTION": ("DOCUMENTATION", ("ADD", "MODIFY"), "description"),
+    "STRUCTURED_PROPERTY_ASSOCIATION": ("STRUCTURED_PROPERTY", ("ADD", "MODIFY"), "propertyUrn"),
+    "CREATE_GLOSSARY_TERM": ("LIFECYCLE", ("CREATE",), None),  # the value is the created term's id
 }
+CREATE_GLOSSARY_TERM = "CREATE_GLOSSARY_TERM"
+GLOSSARY_TERM_PREFIX = "urn:li:glossaryTerm:"
 _CATEGORY_ALIASES = {kind_category: "OWNERSHIP" for kind_category in OWNERSHIP.categories}
 
 COLUMNS = (
@@ -77,9 +87,18 @@ def proposal_group() -> Column:
     return F.coalesce(F.col("resource_urn"), F.col("proposal_urn"))
 
 
+def _term_created() -> Column:
+    return F.col("entity_urn").startswith(GLOSSARY_TERM_PREFIX)
+
+
 def _changes_filter() -> Column:
     category = _normalised_category(F.col("category"))
-    conditions = [(category == c) & F.col("operation").isin(*ops) for c, ops, _ in INFERENCE.values()]
+    conditions = [
+        (category == c)
+        & F.col("operation").isin(*ops)
+        & (_term_created() if c == "LIFECYCLE" else F.lit(True))
+        for c, ops, _ in INFERENCE.values()
+    ]
     out = conditions[0]
     for condition in conditions[1:]:
         out = out | condition
@@ -102,42 +121,67 @@ def relevant(source_table: str, rows: DataFrame) -> DataFrame:
     raise ValueError(f"gold.proposals: unknown source table {source_table!r}")
 
 
-def linked_groups(touched: DataFrame, relevant_sources: dict[str, DataFrame]) -> DataFrame:
-    """Touched groups plus the groups linked through a proposal.
+def proposed_term_urn() -> Column:
+    """The glossary term a CREATE_GLOSSARY_TERM creation proposes (null for other rows)."""
+    is_term_creation = (F.col("action_request_type") == CREATE_GLOSSARY_TERM) & F.col("operation").isin(
+        *CREATE_OPERATIONS
+    )
+    return F.when(is_term_creation, F.concat(F.lit(GLOSSARY_TERM_PREFIX), F.col("glossaryEntityName")))
 
-    A status event that names no resource sits in its proposal's own group,
-    while the proposal row sits in its resource's group: touching either must
-    rebuild both, or an incremental run would miss (or drop) the decision.
-    Two hops: a touched proposal group brings in its resource, and a resource
-    (touched or brought in) brings in the groups of all its proposals, whose
-    own decisions the rebuilt resource needs too.
-    """
+
+def _links(requests: DataFrame) -> DataFrame:
+    """(proposal_urn, _group): every group a proposal's rows sit in, and the group of the glossary
+    term a term creation proposes (one pass over the requests)."""
+    groups = F.filter(F.array(F.col(GROUP), proposed_term_urn()), lambda g: g.isNotNull())
+    return requests.select("proposal_urn", F.explode(groups).alias(GROUP))
+
+
+def _linked(touched, groups_of, proposals_of, union):
+    """The two hops, written once for frames and for values. A touched proposal group (where a
+    resource-less decision sits) brings in the groups of its proposal's rows (its resource, a
+    proposed glossary term); then every group so far brings in the groups of all proposals
+    linked to it (a resource's other proposals with their resource-less decisions, a created
+    term's proposal), which the rebuilt groups need."""
+    resources = union(touched, groups_of(touched))
+    return union(resources, proposals_of(resources))
+
+
+def linked_groups(touched: DataFrame, relevant_sources: dict[str, DataFrame]) -> DataFrame:
+    """Touched groups plus the groups linked through a proposal (`_linked`)."""
     requests = relevant_sources.get(ACTION_REQUESTS)
     if requests is None:
         return touched
-    with_resource = requests.where(F.col("resource_urn").isNotNull()).select("proposal_urn", GROUP)
-    to_resource = with_resource.join(
-        touched.withColumnRenamed(GROUP, "proposal_urn"), "proposal_urn", "left_semi"
-    ).select(GROUP)
-    resources = touched.unionByName(to_resource)
-    to_proposal = with_resource.join(resources, GROUP, "left_semi").select(F.col("proposal_urn").alias(GROUP))
-    return resources.unionByName(to_proposal)
+    links = _links(requests)
+
+    def groups_of(proposals: DataFrame) -> DataFrame:
+        return links.join(
+            proposals.withColumnRenamed(GROUP, "proposal_urn"), "proposal_urn", "left_semi"
+        ).select(GROUP)
+
+    def proposals_of(groups: DataFrame) -> DataFrame:
+        return links.join(groups, GROUP, "left_semi").select(F.col("proposal_urn").alias(GROUP))
+
+    return _linked(touched, groups_of, proposals_of, DataFrame.unionByName)
 
 
 def linked_group_values(touched: list[str], relevant_sources: dict[str, DataFrame]) -> set[str]:
-    """`linked_groups` for touched groups known as values: the same two hops, each one
-    filtering scan of the action requests, collected."""
+    """`linked_groups` for touched groups known as values: each hop a filtering scan, collected."""
     requests = relevant_sources.get(ACTION_REQUESTS)
     if requests is None:
         return set(touched)
-    with_resource = requests.where(F.col("resource_urn").isNotNull())
+    links = _links(requests)
 
-    def collected(column: str, where: list[str], keep: str) -> set[str]:
-        rows = with_resource.where(one_of(column, where)).select(keep).distinct().collect()
+    def collected(column: str, where: set[str], keep: str) -> set[str]:
+        rows = links.where(one_of(column, sorted(where, key=str))).select(keep).distinct().collect()
         return {row[0] for row in rows}
 
-    resources = set(touched) | collected("proposal_urn", touched, GROUP)
-    return resources | collected(GROUP, sorted(resources), "proposal_urn")
+    def groups_of(proposals: set[str]) -> set[str]:
+        return collected("proposal_urn", proposals, GROUP)
+
+    def proposals_of(groups: set[str]) -> set[str]:
+        return collected(GROUP, groups, "proposal_urn")
+
+    return _linked(set(touched), groups_of, proposals_of, set.union)
 
 
 def _first(df: DataFrame, partition: str, *order: Column) -> DataFrame:
@@ -183,6 +227,9 @@ def creations(action_requests: DataFrame) -> DataFrame:
         "domains",
         "owners",
         "description",
+        "structuredProperties",
+        "glossaryEntityName",
+        proposed_term_urn().alias("proposed_term_urn"),
     )
 
 
@@ -211,17 +258,22 @@ def _expected_values(created: DataFrame) -> DataFrame:
     values = values.when(kind == "DOMAIN_ASSOCIATION", F.col("domains"))
     values = values.when(kind == "OWNER_ASSOCIATION", F.transform("owners", lambda o: o["ownerUrn"]))
     values = values.when(kind == "UPDATE_DESCRIPTION", F.array("description"))
+    values = values.when(
+        kind == "STRUCTURED_PROPERTY_ASSOCIATION",
+        F.transform("structuredProperties", lambda p: p["propertyUrn"]),
+    )
+    values = values.when(kind == CREATE_GLOSSARY_TERM, F.array("glossaryEntityName"))
     category = F.lit(None).cast("string")
     for request_type, (change_category, _, _) in INFERENCE.items():
         category = F.when(kind == request_type, F.lit(change_category)).otherwise(category)
     return created.select(
         "proposal_urn",
-        "resource_urn",
-        "sub_resource",
+        F.coalesce("proposed_term_urn", "resource_urn").alias("target_urn"),
+        F.when(F.col("proposed_term_urn").isNull(), F.col("sub_resource")).alias("sub_resource"),
         "created_at",
         category.alias("match_category"),
         F.explode(values).alias("match_value"),
-    ).filter(F.col("match_value").isNotNull() & F.col("resource_urn").isNotNull())
+    ).filter(F.col("match_value").isNotNull() & F.col("target_urn").isNotNull())
 
 
 def _applying_changes(changes: DataFrame) -> DataFrame:
@@ -237,6 +289,8 @@ def _applying_changes(changes: DataFrame) -> DataFrame:
                 else F.col(column)
             )
             value = F.when(category == change_category, F.coalesce(given, F.col("modifier"))).otherwise(value)
+    created_term = F.regexp_extract("entity_urn", f"^{GLOSSARY_TERM_PREFIX}(.+)$", 1)
+    value = F.when(category == "LIFECYCLE", created_term).otherwise(value)
     field_path = F.coalesce(F.col("fieldPath"), F.regexp_extract("entity_urn", r",([^,]*)\)$", 1))
     return changes.filter(_changes_filter()).select(
         root_urn().alias("change_root"),
@@ -254,12 +308,12 @@ def applications(created: DataFrame, changes: DataFrame) -> DataFrame:
     """The first change at/after creation that puts a proposed value on the proposal's resource."""
     expected = _expected_values(created)
     applying = _applying_changes(changes)
-    on_target = F.when(
-        F.col("sub_resource").isNull(), F.col("entity_urn") == F.col("resource_urn")
-    ).otherwise(F.col("change_field") == F.col("sub_resource"))
+    on_target = F.when(F.col("sub_resource").isNull(), F.col("entity_urn") == F.col("target_urn")).otherwise(
+        F.col("change_field") == F.col("sub_resource")
+    )
     matched = expected.join(
-        applying.withColumnRenamed("change_root", "resource_urn"),
-        ["resource_urn", "match_category", "match_value"],
+        applying.withColumnRenamed("change_root", "target_urn"),
+        ["target_urn", "match_category", "match_value"],
     ).filter(on_target & (F.col("event_time") >= F.col("created_at")))
     return _first(matched, "proposal_urn", F.col("event_time"), F.col("event_id")).select(
         "proposal_urn",

@@ -2,7 +2,8 @@
 
 Every bronze row lands here, corrupt ones with their `bronze_corrupt` error, so the runner can
 quarantine them and reconcile `datahub_audit`. The search-response page fields bronze kept per
-record (`next_scroll_id`, `page_total`) are carried along for paging diagnostics.
+record (`next_scroll_id`, `page_total`, `page_count`, `scroll_id`) are carried along for the
+collection-completeness check (`silver.audit_completeness`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pyspark.sql import functions as F
 
 from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
 from pipelines.runtime.sql_expressions import name
+from silver import audit_completeness
 from silver.common import (
     collect_errors,
     corrupt_error,
@@ -76,9 +78,17 @@ def transform(bronze: DataFrame) -> DataFrame:
         F.col("_event.rawUsageEvent").alias("raw_usage_event"),
         F.col("next_scroll_id").cast("string").alias("next_scroll_id"),
         F.col("page_total").cast("long").alias("page_total"),
+        _page_field(parsed, "page_count", "long"),
+        _page_field(parsed, "scroll_id", "string"),
         *lineage(),
         collect_errors(corrupt_error(), time_error).alias(ERRORS_COLUMN),
     )
+
+
+def _page_field(rows: DataFrame, column: str, dtype: str):
+    """A page field bronze keeps, null for bronze rows landed before it was kept."""
+    value = F.col(column) if column in rows.columns else F.lit(None)
+    return value.cast(dtype).alias(column)
 
 
 SPEC = SilverTableSpec(
@@ -86,4 +96,5 @@ SPEC = SilverTableSpec(
     source="bronze.datahub_audit_events",
     transform=transform,
     reconciles="datahub_audit",
+    checks=(audit_completeness.outcomes,),
 )

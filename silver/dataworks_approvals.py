@@ -94,6 +94,22 @@ def _derived() -> list[Column]:
     ]
 
 
+def _payload_guid(field) -> Column:
+    """The one requested object's guid read from the payload text (`field(path)`), as `_derived`
+    finds it: arrayData's objectGuids when arrayData has items, else objectMetaList's
+    `<projectGuid>.<name>`; null unless exactly one (`silver.dataworks_entity_keys`)."""
+    content = F.from_json(field(f"{_CONTENT}.arrayData"), "array<struct<objectGuid:string>>")
+    metas = F.from_json(field(f"{_META}.objectMetaList"), "array<struct<projectGuid:string,name:string>>")
+    from_content = F.transform(content, lambda o: o["objectGuid"])
+    from_order = F.transform(metas, lambda m: F.concat(m["projectGuid"], F.lit("."), m["name"]))
+    chosen = F.coalesce(F.when(F.size(content) > 0, from_content), from_order)
+    guids = F.filter(chosen, lambda g: g.isNotNull())
+    return F.when(F.size(guids) == 1, guids[0])
+
+
+_payload_guid.reads = (f"{_CONTENT}.arrayData", f"{_META}.objectMetaList")  # what gold parses for it
+
+
 FAMILY = Family(
     table="silver.dataworks_approvals",
     fields={
@@ -164,6 +180,7 @@ FAMILY = Family(
         f"{_META}.objectMetaList": "object_meta_list",
     },
     entity=(("table", "requested_object_guids"), ("project", "project_id")),
+    payload_entity=(("table", _payload_guid),),
     derived=_derived,
     drop=(
         "content_apply_reason",

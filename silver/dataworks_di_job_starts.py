@@ -87,6 +87,7 @@ FAMILY = Family(
         "setting.timeZone": "time_zone",
     },
     entity=(("di_job", "di_job_id"),),
+    payload_entity=(("di_job", "jobId"), ("di_job", "id"), ("di_job", "jobIds")),
     items=_items,
     item_index="mapping_index",
     drop=("job_id", "v1_job_id", "table_mapping", "table_mappings"),

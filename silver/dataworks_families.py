@@ -100,6 +100,11 @@ class Family:
               parent event_id and `item_index`; no items still gives one row)
     drop      typed columns only used to build derived columns or items
     zone_field  payload path of a time-zone id for the family's local date-times
+    payload_entity  (kind, payload path) candidates tried before `entity` where its column is
+              computed (`silver.dataworks_entity_keys`), e.g. the job id of a DI start whose
+              `entity` column comes from its exploded items; instead of a path, a function of
+              the payload look-up (`field(path)` -> text) giving the id, with the paths it
+              reads in its `reads` attribute
     """
 
     table: str
@@ -112,6 +117,7 @@ class Family:
     item_index: str = "item_index"
     drop: tuple[str, ...] = ()
     zone_field: str | None = None
+    payload_entity: tuple[tuple[str, str | Callable[[Callable[[str], Column]], Column]], ...] = ()
 
     def __post_init__(self) -> None:
         overlap = set(self.fields) & set(COMMON_FIELDS)

@@ -1,7 +1,9 @@
 """silver.openmetadata_change_events: one typed row per OpenMetadata ChangeEvent.
 
 Keeps the change description as JSON text (the incremental one when present,
-because `changeDescription` may merge several edits of one session);
+because `changeDescription` may merge several edits of one session), and the
+created entity of an `entityCreated` (`entity`, JSON text: its tags, owners and
+domains open gold's timelines);
 `silver.openmetadata_field_changes` explodes it into one row per changed field.
 """
 
@@ -27,7 +29,7 @@ _CHANGE_EVENT = (
     "id string, eventType string, entityType string, entityId string, entityFullyQualifiedName string, "
     "previousVersion string, currentVersion string, userName string, impersonatedBy string, "
     "timestamp string, changeDescription string, incrementalChangeDescription string, "
-    "domains string, domain string"
+    "domains string, domain string, entity string"
 )
 _EVENT = "_event"  # the parsed ChangeEvent struct
 
@@ -105,6 +107,7 @@ def _columns(event: Column) -> list[Column]:
         F.coalesce(event["incrementalChangeDescription"], event["changeDescription"]).alias(
             "change_description"
         ),
+        event["entity"].alias("entity"),
         *lineage(),
         errors.alias(ERRORS_COLUMN),
     ]

@@ -34,6 +34,8 @@ _PARENT_COLUMNS = (
     "entity_type",
     "entity_fqn",
     "actor",
+    "previous_version",
+    "current_version",
 )
 
 

@@ -189,6 +189,24 @@ def cmd_sql(args: argparse.Namespace) -> int:
         return sql.run_script(session, text, args.format, sys.stdout, sys.stderr)
 
 
+def cmd_timeline(args: argparse.Namespace) -> int:
+    from pipelines.query import timeline as timeline_api
+    from pipelines.runtime.spark import get_spark
+    from pipelines.store import open_configured_store
+
+    config = _config(args)
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    start, end = timeline_api.parse_time(args.start), timeline_api.parse_time(args.end)
+    store = open_configured_store(get_spark(config), config)
+    rows = timeline_api.entity_changes(
+        store.read(timeline_api.CHANGE_HISTORY), args.urn, args.category, start, end
+    )
+    result = timeline_api.transactions(rows.toLocalIterator())
+    (timeline_api.print_json if args.format == "json" else timeline_api.print_table)(result, sys.stdout)
+    return 0
+
+
 def cmd_dq_report(args: argparse.Namespace) -> int:
     from pipelines.quality.report import write_report
     from pipelines.runtime.spark import get_spark
@@ -269,6 +287,17 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
     sql.add_argument("--as-of-version", type=_count(0), metavar="N", help="read every table at version N")
     sql.set_defaults(func=cmd_sql)
+
+    timeline = sub.add_parser(
+        "timeline", help="one entity's change history, shaped like DataHub's Timeline API"
+    )
+    common(timeline)
+    timeline.add_argument("urn", help="the entity (a DataHub urn, an OpenMetadata or DataWorks entity key)")
+    timeline.add_argument("--category", action="append", default=[], help="only this category (repeatable)")
+    timeline.add_argument("--start", help="from this ISO date-time (inclusive, UTC unless given)")
+    timeline.add_argument("--end", help="until this ISO date-time (exclusive)")
+    timeline.add_argument("--format", choices=("json", "table"), default="json")
+    timeline.set_defaults(func=cmd_timeline)
 
     report = sub.add_parser("dq-report", help="write the data-quality report (HTML) and print its path")
     common(report)

@@ -48,6 +48,8 @@ class SilverTableSpec:
     of it). Rows typed from source rows added by appends then repeat no key this table
     holds, so the executor only checks that the batch's keys are distinct instead of
     deduplicating against the table (after a rewrite of the source it deduplicates).
+    `checks`: functions of the table store returning more `quality.Outcome`s recorded with the
+    table's own (e.g. the audit pages' collection completeness, `silver.audit_completeness`).
     """
 
     table: str
@@ -58,6 +60,7 @@ class SilverTableSpec:
     dedup_key: str = "event_id"
     selects: RowSelector | None = None
     source_unique: bool = False
+    checks: tuple[Callable[[object], list], ...] = ()  # extra outcomes from the store after a run
 
 
 @dataclass(frozen=True)

@@ -390,7 +390,7 @@ def _process(
             rows_out, uniqueness = _deduplicate_and_append(
                 spec, ctx, checked, narrow, unique_columns, suite, commit
             )
-        record_dq(ctx, spec.table, outcomes + uniqueness)
+        record_dq(ctx, spec.table, outcomes + uniqueness + [o for check in spec.checks for o in check(store)])
     finally:
         checked.unpersist()
     return TaskResult(

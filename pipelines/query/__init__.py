@@ -1,4 +1,6 @@
-"""`lakehouse sql`: read-only Spark SQL over every table of a warehouse."""
+"""Reading a warehouse: `lakehouse sql` (read-only Spark SQL over every table) and
+`lakehouse timeline` (one entity's history in the shape of DataHub's Timeline API,
+`pipelines.query.timeline`)."""
 
 from pipelines.query.sql import ReadOnlyViolation, SqlSession, run_script
 

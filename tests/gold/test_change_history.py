@@ -75,7 +75,7 @@ def test_rows_from_all_sources(spark):
     details = dict(rows(built, "change_id", "details"))
     assert details["h1"] == {"tagUrn": "urn:li:tag:PII"}
     assert details["o1"]["old_value"] == "old" and details["o1"]["new_value"] == "new"
-    assert details["w1"]["status"] == "5" and details["w1"]["status_name"] == "FAILED"
+    assert details["w1"]["status"] == "5" and details["w1"]["status_name"] == "FAILURE"
 
 
 def test_a_proposal_sharing_an_entity_changes_id_yields_to_the_change(spark):
@@ -132,3 +132,32 @@ def test_dataworks_fields_parsed_once_read_like_get_json_object(spark):
     expected = frame.select(*[F.get_json_object("data", path).alias(path) for path in paths])
     actual = parsed.select(*[field(path).alias(path) for path in paths])
     assert [tuple(r) for r in actual.collect()] == [tuple(r) for r in expected.collect()]
+
+
+def test_pre_events_are_flagged_not_completed_changes(spark):
+    """ "Pre* events are blocking extension points (before the operation); the others are sent
+    after it." A pre-event whose payload says `blockBusiness: false` holds nothing back."""
+    batch = sources(
+        spark,
+        dataworks_events=[
+            dict(event_id="p1", event_time="10:00", event_code="pre-freeze-instance",
+                 data=json.dumps({"taskIds": [7], "blockBusiness": True})),
+            dict(event_id="p2", event_time="10:01", event_code="commit-file",
+                 data=json.dumps({"fileId": 3, "blockBusiness": False})),
+            dict(event_id="p3", event_time="10:02", event_code="freeze-instance",
+                 data=json.dumps({"taskIds": [7]})),
+            dict(event_id="p4", event_time="10:03", event_code="pre-kill-instance",
+                 data=json.dumps({"taskIds": [7], "blockBusiness": False})),
+        ],
+        datahub_entity_changes=[
+            dict(event_id="h1", event_time="10:00", entity_urn=DS, category="TAG", operation="ADD", actor="ann")
+        ],
+    )  # fmt: skip
+    built = build_all(change_history.SPEC, batch)
+    assert rows(built, "change_id", "entity_urn", "is_pre_event", "blocking") == [
+        ("h1", DS, False, False),
+        ("p1", "dataworks:instance:7", True, True),
+        ("p2", "dataworks:file:3", True, False),
+        ("p3", "dataworks:instance:7", False, False),
+        ("p4", "dataworks:instance:7", True, False),
+    ]

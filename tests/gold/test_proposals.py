@@ -159,3 +159,40 @@ def test_decision_without_resource_keeps_sibling_decisions_incrementally(batch):
     second = batch(requests=[decided("urn:li:actionRequest:a", "11:00", "ACCEPTED")])
     assert_incremental_equals_full(proposals.SPEC, first, second)
     assert_incremental_equals_full(proposal_events.SPEC, first, second)
+
+
+def test_structured_property_and_glossary_term_proposals_are_inferred(batch):
+    """STRUCTURED_PROPERTY_ASSOCIATION (`structuredProperties`) is applied by a STRUCTURED_PROPERTY
+    ADD/MODIFY of the property on the resource; CREATE_GLOSSARY_TERM (`glossaryEntityName`,
+    `parentNodeUrn`) by the creation of that glossary term."""
+    tier = "urn:li:structuredProperty:io.acryl.tier"
+    term = "urn:li:glossaryTerm:Revenue"
+
+    def term_proposal(urn, name):
+        return {**create(urn, "10:00", "CREATE_GLOSSARY_TERM", glossaryEntityName=name,
+                         parentNodeUrn="urn:li:glossaryNode:Finance"), "resource_urn": None, "resource_type": None}  # fmt: skip
+
+    first = batch(
+        requests=[
+            create("urn:li:actionRequest:p", "10:00", "STRUCTURED_PROPERTY_ASSOCIATION",
+                   structuredProperties=[dict(propertyUrn=tier, values=["gold"])]),
+            term_proposal("urn:li:actionRequest:g", "Revenue"),
+            term_proposal("urn:li:actionRequest:n", "Margin"),
+        ],
+        changes=[change("s0", "09:00", "STRUCTURED_PROPERTY", propertyUrn=tier)],  # before: not its effect
+    )  # fmt: skip
+    second = batch(
+        changes=[
+            change("s1", "11:00", "STRUCTURED_PROPERTY", operation="MODIFY", propertyUrn=tier,
+                   propertyValues=["gold"]),
+            change("g1", "11:30", "LIFECYCLE", entity=term, operation="CREATE"),
+        ]
+    )  # fmt: skip
+    assert_incremental_equals_full(proposals.SPEC, first, second)
+    assert_incremental_equals_full(proposal_events.SPEC, first, second)
+    built = build_all(proposals.SPEC, {name: first[name].unionByName(second[name]) for name in first})
+    assert rows(built, *STATUS) == [
+        ("urn:li:actionRequest:g", "APPLIED", "INFERRED_FROM_CHANGE", "11:30", "urn:li:corpuser:bob"),
+        ("urn:li:actionRequest:n", "PENDING", None, None, None),
+        ("urn:li:actionRequest:p", "APPLIED", "INFERRED_FROM_CHANGE", "11:00", "urn:li:corpuser:bob"),
+    ]

@@ -23,7 +23,9 @@ DATAHUB_CHANGES_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, entity_urn string, entity_type string, "
     "parent_urn string, category string, operation string, modifier string, actor string, impersonator string, "
     "parameters map<string,string>, tagUrn string, termUrn string, domainUrn string, ownerUrn string, "
-    "ownerType string, fieldPath string, description string, documentation string"
+    "ownerType string, fieldPath string, description string, documentation string, propertyUrn string, "
+    "propertyValues array<string>, fieldUrn string, nullable boolean, modificationCategory string, "
+    "status string"
 )
 ACTION_REQUESTS_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, proposal_urn string, operation string, actor string, "
@@ -40,12 +42,14 @@ OM_FIELD_CHANGES_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, change_event_id string, entity_key string, "
     "entity_type string, entity_fqn string, actor string, change_kind string, field_name string, "
     f"field_base string, column_name string, old_value string, new_value string, old_tags {_TAG_LABELS}, "
-    f"new_tags {_TAG_LABELS}, old_owners {_OWNER_REFS}, new_owners {_OWNER_REFS}"
+    f"new_tags {_TAG_LABELS}, old_owners {_OWNER_REFS}, new_owners {_OWNER_REFS}, "
+    "previous_version double, current_version double"
 )
 OM_CHANGE_EVENTS_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, om_event_id string, event_type string, "
     "entity_type string, entity_id string, entity_fqn string, entity_key string, actor string, "
-    "impersonated_by string, previous_version double, current_version double, change_description string"
+    "impersonated_by string, previous_version double, current_version double, change_description string, "
+    "domains array<string>, entity string"
 )
 AUDIT_EVENTS_SCHEMA = "event_id string, event_time timestamp, event_date date, event_type string, actor string, source_ip string"
 DATAWORKS_EVENTS_SCHEMA = (
@@ -53,7 +57,13 @@ DATAWORKS_EVENTS_SCHEMA = (
     "event_code string, category string, action string, tenant_id long, project_id long, operator string, "
     "data string"
 )
+INSTANCE_STATUS_CHANGES_SCHEMA = (
+    "event_id string, event_time timestamp, event_date date, event_code string, project_id bigint, "
+    "task_id bigint, node_id bigint, dag_id bigint, status int, status_name string, "
+    "begin_running_time timestamp, finish_time timestamp"
+)
 SCHEMAS = {
+    "silver.dataworks_instance_status_changes": INSTANCE_STATUS_CHANGES_SCHEMA,
     "silver.datahub_entity_changes": DATAHUB_CHANGES_SCHEMA,
     "silver.datahub_action_requests": ACTION_REQUESTS_SCHEMA,
     "silver.openmetadata_field_changes": OM_FIELD_CHANGES_SCHEMA,
@@ -189,3 +199,30 @@ def build_accumulated(
     return kept.unionByName(
         spec.incremental.combine(current, build_all(spec, second)).select(*result.columns)
     )
+
+
+def assert_interval_invariants(df: DataFrame, keys: list[str]) -> None:
+    """The timeline invariants: `is_current` exactly when `valid_to` is null, `valid_from <= valid_to`,
+    at most one current interval per key and no two intervals of a key overlapping."""
+    from pyspark.sql import Window
+
+    order = Window.partitionBy(*keys).orderBy("valid_from", "valid_to")
+    checked = df.select(
+        *keys,
+        (F.col("is_current") != F.col("valid_to").isNull()).alias("current_mismatch"),
+        (F.col("valid_from") > F.col("valid_to")).alias("backwards"),
+        (
+            F.lead("valid_from").over(order) < F.coalesce("valid_to", F.lit("9999-12-31").cast("timestamp"))
+        ).alias("overlap"),
+        F.sum(F.col("is_current").cast("int")).over(Window.partitionBy(*keys)).alias("current"),
+    )
+    found = checked.agg(
+        F.sum(F.col("current_mismatch").cast("int")).alias("current_mismatch"),
+        F.sum(F.col("backwards").cast("int")).alias("backwards"),
+        F.sum(F.col("overlap").cast("int")).alias("overlap"),
+        F.max("current").alias("max_current"),
+    ).first()
+    assert not found["current_mismatch"], "is_current disagrees with valid_to"
+    assert not found["backwards"], "an interval ends before it starts"
+    assert not found["overlap"], "two intervals of a key overlap"
+    assert (found["max_current"] or 0) <= 1, "more than one current interval for a key"
