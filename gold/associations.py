@@ -318,23 +318,6 @@ def _om_created_associations(kind: AssociationKind) -> Column:
     return F.when(F.col("event_type") == OM_CREATED_EVENT, F.coalesce(chosen, empty)).otherwise(empty)
 
 
-def openmetadata_created(kind: AssociationKind, change_events: DataFrame) -> DataFrame:
-    """`entityCreated` change events as ADDs of the created entity's associations."""
-    exploded = change_events.filter(F.col("event_type") == OM_CREATED_EVENT).select(
-        "event_time", "actor", "event_id", F.explode(_om_created_associations(kind)).alias("_a")
-    )
-    return exploded.select(
-        F.lit("openmetadata").alias("source"),
-        F.col("_a.entity_urn").alias("entity_urn"),
-        F.col("_a.parent_urn").alias("parent_urn"),
-        *[F.col(f"_a.{key}").alias(key) for key in kind.key_columns],
-        F.lit(ADD).alias("action"),
-        "event_time",
-        "actor",
-        "event_id",
-    )
-
-
 def openmetadata_events(kind: AssociationKind, field_changes: DataFrame) -> DataFrame:
     """Field changes as association events: `new - old` ADDs, `old - new` REMOVEs."""
     new, old = _list_difference(kind)
@@ -365,14 +348,38 @@ def openmetadata_events(kind: AssociationKind, field_changes: DataFrame) -> Data
     )
 
 
-def openmetadata_deletions(kind: AssociationKind, change_events: DataFrame) -> DataFrame:
-    """`entityDeleted` change events as per-entity ENTITY_DELETED events."""
-    return change_events.filter(F.col("event_type") == OM_DELETED_EVENT).select(
+def openmetadata_lifecycle(kind: AssociationKind, change_events: DataFrame) -> DataFrame:
+    """`entityDeleted` change events as per-entity ENTITY_DELETED events, `entityCreated` ones as
+    ADDs of the created entity's associations. One projection of the change events serves both,
+    so a build reads them once (the deletion fan-out reuses it)."""
+    keys = kind.key_columns
+    none = F.lit(None).cast("string")
+    deleted = F.array(
+        F.struct(
+            F.col("entity_key").alias("entity_urn"),
+            none.alias("parent_urn"),
+            *[none.alias(key) for key in keys],
+            F.lit(ENTITY_DELETED).alias("action"),
+        )
+    )
+    created = F.transform(
+        _om_created_associations(kind),
+        lambda a: F.struct(
+            a["entity_urn"].alias("entity_urn"),
+            a["parent_urn"].alias("parent_urn"),
+            *[a[key].alias(key) for key in keys],
+            F.lit(ADD).alias("action"),
+        ),
+    )
+    exploded = change_events.filter(F.col("event_type").isin(OM_CREATED_EVENT, OM_DELETED_EVENT)).select(
+        "event_time",
+        "actor",
+        "event_id",
+        F.explode(F.when(F.col("event_type") == OM_DELETED_EVENT, deleted).otherwise(created)).alias("_e"),
+    )
+    return exploded.select(
         F.lit("openmetadata").alias("source"),
-        F.col("entity_key").alias("entity_urn"),
-        F.lit(None).cast("string").alias("parent_urn"),
-        *[F.lit(None).cast("string").alias(key) for key in kind.key_columns],
-        F.lit(ENTITY_DELETED).alias("action"),
+        *[F.col(f"_e.{column}").alias(column) for column in ("entity_urn", "parent_urn", *keys, "action")],
         "event_time",
         "actor",
         "event_id",
@@ -387,8 +394,7 @@ def association_events(kind: AssociationKind, sources: dict[str, DataFrame]) -> 
     if kind.openmetadata and sources.get(OM_FIELD_CHANGES) is not None:
         parts.append(openmetadata_events(kind, sources[OM_FIELD_CHANGES]))
     if kind.openmetadata and sources.get(OM_CHANGE_EVENTS) is not None:
-        parts.append(openmetadata_deletions(kind, sources[OM_CHANGE_EVENTS]))
-        parts.append(openmetadata_created(kind, sources[OM_CHANGE_EVENTS]))
+        parts.append(openmetadata_lifecycle(kind, sources[OM_CHANGE_EVENTS]))
     columns = _event_columns(kind)
     if not parts:
         schema = ", ".join(f"{c} {'timestamp' if c == 'event_time' else 'string'}" for c in columns)
