@@ -292,6 +292,17 @@ class SqlSession:
         check_read_only(tokens)
         return self.spark.sql(self.prepare(tokens))
 
+    def query(self, statement: str | list[Token]) -> tuple[list[str], Iterator]:
+        """Run one statement: its column names and rows (the interface `run_script` reads)."""
+        result = self.execute(statement)
+        return result.columns, result.toLocalIterator()
+
+    @property
+    def query_errors(self) -> tuple[type[Exception], ...]:
+        from pyspark.errors import PySparkException
+
+        return (PySparkException,)
+
 
 def _shuffle_conf(spark: SparkSession) -> dict[str, str]:
     key = "spark.sql.shuffle.partitions"
@@ -377,8 +388,13 @@ def write_table(columns: list[str], rows: Iterable[tuple], out: IO[str], max_row
 
 def write_result(df: DataFrame, fmt: str, out: IO[str], max_rows: int = 1000) -> int:
     """Print a result in `fmt`; csv and json stream every row, table shows up to `max_rows`."""
-    columns = df.columns
-    rows: Iterator = df.toLocalIterator()
+    return write_rows(df.columns, df.toLocalIterator(), fmt, out, max_rows)
+
+
+def write_rows(
+    columns: list[str], rows: Iterable[tuple], fmt: str, out: IO[str], max_rows: int = 1000
+) -> int:
+    """Print column names and rows in `fmt`, the same for every query engine."""
     if fmt == "table":
         return write_table(columns, rows, out, max_rows)
     count = 0
@@ -406,7 +422,7 @@ def quiet_spark_errors() -> None:
     PySparkLogger.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
 
 
-def run_script(session: SqlSession, text: str, fmt: str, out: IO[str], err: IO[str] | None = None) -> int:
+def run_script(session: Any, text: str, fmt: str, out: IO[str], err: IO[str] | None = None) -> int:
     """Run every statement of `text`: 0 on success, 2 when refused (nothing runs), 1 on an error."""
     err = err or sys.stderr
     statements = split_statements(text)
@@ -425,12 +441,10 @@ def run_script(session: SqlSession, text: str, fmt: str, out: IO[str], err: IO[s
     return 0
 
 
-def _run_one(session: SqlSession, tokens: list[Token], fmt: str, out: IO[str], err: IO[str]) -> bool:
-    from pyspark.errors import PySparkException
-
+def _run_one(session: Any, tokens: list[Token], fmt: str, out: IO[str], err: IO[str]) -> bool:
     try:
-        write_result(session.execute(tokens), fmt, out)
-    except PySparkException as exc:
+        write_rows(*session.query(tokens), fmt, out)
+    except session.query_errors as exc:
         print(f"lakehouse sql: {_first_line(exc)}", file=err)
         return False
     finally:
@@ -444,7 +458,7 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def interactive(session: SqlSession, fmt: str, stdin: IO[str], out: IO[str], err: IO[str]) -> int:
+def interactive(session: Any, fmt: str, stdin: IO[str], out: IO[str], err: IO[str]) -> int:
     """A prompt: statements end with `;`, `quit` or `exit` (or end of input) leaves."""
     tty = stdin.isatty()
     if tty:
