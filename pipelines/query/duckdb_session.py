@@ -2,7 +2,7 @@
 
 A Spark session costs seconds to start; DuckDB answers a one-line query in about a second,
 start-up included. Each table's current snapshot (or its version N) is read by delta-rs
-(`deltalake.DeltaTable(...).to_pyarrow_dataset()`) and shown to DuckDB as the view
+(`deltalake.DeltaTable`, its live files as an Arrow dataset) and shown to DuckDB as the view
 `<layer>.<table>` in the schemas `bronze`, `silver`, `gold` and `ops`; the current-state views
 of `gold/current_views.py` are created from the same SQL the Spark path uses. Tables are
 registered lazily, only those a statement mentions, like the Spark path.
@@ -16,9 +16,11 @@ session is built, DuckDB's file-system access is switched off and its configurat
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from pipelines.query.sql import (
     Token,
@@ -28,6 +30,10 @@ from pipelines.query.sql import (
     tokenize,
 )
 from pipelines.store import LAYERS, folder_tables
+
+if TYPE_CHECKING:
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
 
 _BATCH_ROWS = 10_000
 
@@ -99,7 +105,7 @@ class DuckDbSession:
                 return False
         snapshot = DeltaTable(path, version=self.version) if self.version is not None else DeltaTable(path)
         arrow_name = f"__delta_{layer}_{table}"
-        self.connection.register(arrow_name, snapshot.to_pyarrow_dataset())
+        self.connection.register(arrow_name, snapshot_dataset(snapshot))
         self.connection.execute(f'CREATE VIEW {layer}."{table}" AS SELECT * FROM temp.main."{arrow_name}"')
         return True
 
@@ -126,6 +132,40 @@ class DuckDbSession:
         result = self.connection.execute(self.prepare(tokens))
         columns = [column[0] for column in result.description or []]
         return columns, _rows(result)
+
+
+def snapshot_dataset(table: DeltaTable) -> ds.Dataset:
+    """The snapshot's live files as an Arrow dataset, partition values included.
+
+    Not `DeltaTable.to_pyarrow_dataset()`: it turns each file's statistics into a guarantee, and
+    where a string column has no min/max statistics (Spark leaves long values out) an equality
+    filter pushed down by DuckDB then skips files that hold matching rows.
+    """
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+    from pyarrow import fs
+
+    schema = pa.schema(table.schema().to_arrow())
+    partition_columns = table.metadata().partition_columns
+    adds = pa.table(table.get_add_actions(flatten=True)).to_pylist()
+    root = table.table_uri.removeprefix("file://")
+    paths, partitions = [], []
+    for add in adds:
+        paths.append(os.path.join(root, unquote(add["path"])))
+        condition = ds.scalar(True)
+        for column in partition_columns:
+            value = add.get(f"partition.{column}")
+            field = ds.field(column)
+            equal = (
+                field.is_null()
+                if value is None
+                else field == pa.scalar(value).cast(schema.field(column).type)
+            )
+            condition = condition & equal
+        partitions.append(condition)
+    return ds.FileSystemDataset.from_paths(
+        paths, schema, ds.ParquetFileFormat(), fs.LocalFileSystem(), partitions=partitions
+    )
 
 
 def _rows(result: Any) -> Iterator[tuple]:
