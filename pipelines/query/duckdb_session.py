@@ -32,6 +32,7 @@ from pipelines.query.sql import (
 from pipelines.store import LAYERS, folder_tables
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     import pyarrow.dataset as ds
     from deltalake import DeltaTable
 
@@ -129,9 +130,10 @@ class DuckDbSession:
         """Run one statement (after the read-only check): its column names and rows."""
         tokens = tokenize(statement) if isinstance(statement, str) else statement
         check_read_only(tokens)
-        result = self.connection.execute(self.prepare(tokens))
-        columns = [column[0] for column in result.description or []]
-        return columns, _rows(result)
+        relation = self.connection.sql(self.prepare(tokens))
+        if relation is None:  # a statement without a result
+            return [], iter(())
+        return list(relation.columns), _rows(relation.to_arrow_reader(_BATCH_ROWS))  # runs it here
 
 
 def snapshot_dataset(table: DeltaTable) -> ds.Dataset:
@@ -168,19 +170,28 @@ def snapshot_dataset(table: DeltaTable) -> ds.Dataset:
     )
 
 
-def _rows(result: Any) -> Iterator[tuple]:
-    while batch := result.fetchmany(_BATCH_ROWS):
-        for row in batch:
-            yield tuple(_as_spark_returns(value) for value in row)
+def _rows(reader: pa.RecordBatchReader) -> Iterator[tuple]:
+    """Rows as PySpark hands them back, so both engines print the same text: timestamps naive in
+    the process's local time, structs as Rows (printed in field order), maps as dicts."""
+    for batch in reader:
+        types = [field.type for field in batch.schema]
+        columns = [column.to_pylist() for column in batch.columns]
+        for values in zip(*columns, strict=True):
+            yield tuple(_as_spark_returns(value, kind) for value, kind in zip(values, types, strict=True))
 
 
-def _as_spark_returns(value: Any) -> Any:
-    """Timestamps as PySpark hands them back (naive, in the process's local time), so both engines
-    print the same text; nested values likewise."""
+def _as_spark_returns(value: Any, kind: pa.DataType) -> Any:
+    import pyarrow as pa
+    from pyspark.sql import Row
+
+    if value is None:
+        return None
+    if pa.types.is_map(kind):  # Arrow hands maps back as (key, value) pairs
+        return {k: _as_spark_returns(v, kind.item_type) for k, v in value}
+    if pa.types.is_struct(kind):
+        return Row(**{f.name: _as_spark_returns(value[f.name], f.type) for f in kind})
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return [_as_spark_returns(v, kind.value_type) for v in value]
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         return value.astimezone().replace(tzinfo=None)
-    if isinstance(value, dict):
-        return {k: _as_spark_returns(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_as_spark_returns(v) for v in value]
     return value

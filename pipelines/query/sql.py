@@ -335,7 +335,8 @@ def _show_in_layer(tokens: list[Token]) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-friendly value: timestamps as ISO text, decimals as numbers, maps as objects."""
+    """A JSON-friendly value: timestamps as ISO text, decimals as numbers, maps as objects
+    (keys sorted), structs as objects (fields in order)."""
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
     if isinstance(value, dt.date):
@@ -344,10 +345,10 @@ def _plain(value: Any) -> Any:
         return float(value)
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
-    if hasattr(value, "asDict"):  # a struct (Row): before tuples, which it also is
-        return _plain(value.asDict(recursive=True))
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+    if hasattr(value, "asDict"):  # a struct (Row): before tuples, which it also is; fields in order
+        return {str(k): _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):  # a map: keys sorted, as engines hand entries back in any order
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda item: str(item[0]))}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value

@@ -142,7 +142,7 @@ def transactions(rows: Iterable[Any]) -> list[dict]:
     version = (0, 0, 0)
     for row in rows:
         time = _millis(row["event_time"])
-        details = dict(row["details"] or {})
+        details = dict(sorted((row["details"] or {}).items()))  # engines return map entries in any order
         change = semantic_change(row["category"], row["operation"])
         if details.get("modificationCategory") == "RENAME":
             change = MAJOR
