@@ -26,6 +26,10 @@ DESCRIBE, EXPLAIN, VALUES or TABLE and must not contain a writing keyword (INSER
 DROP, ...) or a Java-calling function (reflect, java_method) outside strings and
 back-quoted identifiers. One refused statement refuses the whole input. This guards
 against mistakes; it is not a sandbox for hostile SQL.
+
+`run_script`, `interactive` and the output writers serve both query engines: a session is
+anything with `names`, `notes`, `query(tokens) -> (columns, rows)` and `query_errors`, this
+module's `SqlSession` or `pipelines.query.duckdb_session.DuckDbSession` (`--engine duckdb`).
 """
 
 from __future__ import annotations

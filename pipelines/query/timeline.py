@@ -15,6 +15,9 @@ OpenMetadata entities (and DataWorks ones), with these differences:
   also carries the entity's own version as `versionStamp`;
 - `--start` / `--end` filter by event time (inclusive / exclusive), `--category` by
   category (OWNER and OWNERSHIP are one).
+
+The rows come from Spark (`entity_changes`) or, with `--engine duckdb`, from DuckDB
+(`entity_change_rows`, no JVM); `transactions` builds the same answer from either.
 """
 
 from __future__ import annotations
