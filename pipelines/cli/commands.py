@@ -173,6 +173,8 @@ def cmd_sql(args: argparse.Namespace) -> int:
         except sql.ReadOnlyViolation as exc:
             print(f"lakehouse sql: refused: {exc}", file=sys.stderr)
             return 2
+    if args.query_engine == "duckdb":
+        return _sql_on_duckdb(config, text, args)
     if not config.warehouse.is_dir():
         raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
     from pipelines.runtime.spark import engine_in_use, get_spark
@@ -189,20 +191,57 @@ def cmd_sql(args: argparse.Namespace) -> int:
         return sql.run_script(session, text, args.format, sys.stdout, sys.stderr)
 
 
+def _duckdb_warehouse(config: Config, command: str) -> Path:
+    """The warehouse folder DuckDB reads; refused where the tables are catalog tables (a catalog
+    with the delta-spark engine), whose folders are the catalog's to manage."""
+    from pipelines.runtime.spark import engine_for_new_session
+
+    catalog = config.section("storage")["catalog"]
+    table_engine = config.engine
+    if table_engine == "auto":
+        table_engine = "delta-spark" if config.profile.get("use_existing_session") else None
+        table_engine = table_engine or engine_for_new_session(config)
+    if catalog and table_engine == "delta-spark":
+        raise ConfigError(
+            f"lakehouse {command} --engine duckdb reads warehouse folders; the tables are catalog tables "
+            f"in {catalog!r} here (delta-spark engine): use --engine spark"
+        )
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    return config.warehouse
+
+
+def _sql_on_duckdb(config: Config, text: str | None, args: argparse.Namespace) -> int:
+    from pipelines.query import sql
+    from pipelines.query.duckdb_session import DuckDbSession
+
+    with DuckDbSession(_duckdb_warehouse(config, "sql"), args.as_of_version) as session:
+        if text is None:
+            return sql.interactive(session, args.format, sys.stdin, sys.stdout, sys.stderr)
+        return sql.run_script(session, text, args.format, sys.stdout, sys.stderr)
+
+
 def cmd_timeline(args: argparse.Namespace) -> int:
     from pipelines.query import timeline as timeline_api
     from pipelines.runtime.spark import get_spark
     from pipelines.store import open_configured_store
 
     config = _config(args)
-    if not config.warehouse.is_dir():
-        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
     start, end = timeline_api.parse_time(args.start), timeline_api.parse_time(args.end)
-    store = open_configured_store(get_spark(config), config)
-    rows = timeline_api.entity_changes(
-        store.read(timeline_api.CHANGE_HISTORY), args.urn, args.category, start, end
-    )
-    result = timeline_api.transactions(rows.toLocalIterator())
+    if args.query_engine == "duckdb":
+        from pipelines.query.duckdb_session import DuckDbSession
+
+        with DuckDbSession(_duckdb_warehouse(config, "timeline")) as session:
+            rows = timeline_api.entity_change_rows(session, args.urn, args.category, start, end)
+            result = timeline_api.transactions(rows)
+    else:
+        if not config.warehouse.is_dir():
+            raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+        store = open_configured_store(get_spark(config), config)
+        changes = timeline_api.entity_changes(
+            store.read(timeline_api.CHANGE_HISTORY), args.urn, args.category, start, end
+        )
+        result = timeline_api.transactions(changes.toLocalIterator())
     (timeline_api.print_json if args.format == "json" else timeline_api.print_table)(result, sys.stdout)
     return 0
 
@@ -268,6 +307,16 @@ def build_parser() -> argparse.ArgumentParser:
         if landing:
             p.add_argument("--landing", help="landing folder (default from conf)")
 
+    def query_engine(p: argparse.ArgumentParser) -> None:
+        # not `engine`: that name overrides the table engine (storage.engine) in `_config`
+        p.add_argument(
+            "--engine",
+            dest="query_engine",
+            choices=("spark", "duckdb"),
+            default="spark",
+            help="spark (Spark SQL, the default) or duckdb (DuckDB's dialect, no JVM, about a second)",
+        )
+
     run = sub.add_parser("run", help="run the jobs in dependency order, incrementally")
     common(run, landing=True)
     run.add_argument(
@@ -286,6 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     sql.add_argument("-f", "--file", help="read the statements from FILE")
     sql.add_argument("--format", choices=("table", "csv", "json"), default="table")
     sql.add_argument("--as-of-version", type=_count(0), metavar="N", help="read every table at version N")
+    query_engine(sql)
     sql.set_defaults(func=cmd_sql)
 
     timeline = sub.add_parser(
@@ -297,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     timeline.add_argument("--start", help="from this ISO date-time (inclusive, UTC unless given)")
     timeline.add_argument("--end", help="until this ISO date-time (exclusive)")
     timeline.add_argument("--format", choices=("json", "table"), default="json")
+    query_engine(timeline)
     timeline.set_defaults(func=cmd_timeline)
 
     report = sub.add_parser("dq-report", help="write the data-quality report (HTML) and print its path")

@@ -26,6 +26,10 @@ DESCRIBE, EXPLAIN, VALUES or TABLE and must not contain a writing keyword (INSER
 DROP, ...) or a Java-calling function (reflect, java_method) outside strings and
 back-quoted identifiers. One refused statement refuses the whole input. This guards
 against mistakes; it is not a sandbox for hostile SQL.
+
+`run_script`, `interactive` and the output writers serve both query engines: a session is
+anything with `names`, `notes`, `query(tokens) -> (columns, rows)` and `query_errors`, this
+module's `SqlSession` or `pipelines.query.duckdb_session.DuckDbSession` (`--engine duckdb`).
 """
 
 from __future__ import annotations
@@ -292,6 +296,17 @@ class SqlSession:
         check_read_only(tokens)
         return self.spark.sql(self.prepare(tokens))
 
+    def query(self, statement: str | list[Token]) -> tuple[list[str], Iterator]:
+        """Run one statement: its column names and rows (the interface `run_script` reads)."""
+        result = self.execute(statement)
+        return result.columns, result.toLocalIterator()
+
+    @property
+    def query_errors(self) -> tuple[type[Exception], ...]:
+        from pyspark.errors import PySparkException
+
+        return (PySparkException,)
+
 
 def _shuffle_conf(spark: SparkSession) -> dict[str, str]:
     key = "spark.sql.shuffle.partitions"
@@ -324,7 +339,8 @@ def _show_in_layer(tokens: list[Token]) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """A JSON-friendly value: timestamps as ISO text, decimals as numbers, maps as objects."""
+    """A JSON-friendly value: timestamps as ISO text, decimals as numbers, maps as objects
+    (keys sorted), structs as objects (fields in order)."""
     if isinstance(value, dt.datetime):
         return value.isoformat(sep=" ")
     if isinstance(value, dt.date):
@@ -333,10 +349,10 @@ def _plain(value: Any) -> Any:
         return float(value)
     if isinstance(value, (bytes, bytearray)):
         return value.hex()
-    if hasattr(value, "asDict"):  # a struct (Row): before tuples, which it also is
-        return _plain(value.asDict(recursive=True))
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
+    if hasattr(value, "asDict"):  # a struct (Row): before tuples, which it also is; fields in order
+        return {str(k): _plain(v) for k, v in value.asDict().items()}
+    if isinstance(value, dict):  # a map: keys sorted, as engines hand entries back in any order
+        return {str(k): _plain(v) for k, v in sorted(value.items(), key=lambda item: str(item[0]))}
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return value
@@ -377,8 +393,13 @@ def write_table(columns: list[str], rows: Iterable[tuple], out: IO[str], max_row
 
 def write_result(df: DataFrame, fmt: str, out: IO[str], max_rows: int = 1000) -> int:
     """Print a result in `fmt`; csv and json stream every row, table shows up to `max_rows`."""
-    columns = df.columns
-    rows: Iterator = df.toLocalIterator()
+    return write_rows(df.columns, df.toLocalIterator(), fmt, out, max_rows)
+
+
+def write_rows(
+    columns: list[str], rows: Iterable[tuple], fmt: str, out: IO[str], max_rows: int = 1000
+) -> int:
+    """Print column names and rows in `fmt`, the same for every query engine."""
     if fmt == "table":
         return write_table(columns, rows, out, max_rows)
     count = 0
@@ -406,7 +427,7 @@ def quiet_spark_errors() -> None:
     PySparkLogger.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
 
 
-def run_script(session: SqlSession, text: str, fmt: str, out: IO[str], err: IO[str] | None = None) -> int:
+def run_script(session: Any, text: str, fmt: str, out: IO[str], err: IO[str] | None = None) -> int:
     """Run every statement of `text`: 0 on success, 2 when refused (nothing runs), 1 on an error."""
     err = err or sys.stderr
     statements = split_statements(text)
@@ -425,12 +446,10 @@ def run_script(session: SqlSession, text: str, fmt: str, out: IO[str], err: IO[s
     return 0
 
 
-def _run_one(session: SqlSession, tokens: list[Token], fmt: str, out: IO[str], err: IO[str]) -> bool:
-    from pyspark.errors import PySparkException
-
+def _run_one(session: Any, tokens: list[Token], fmt: str, out: IO[str], err: IO[str]) -> bool:
     try:
-        write_result(session.execute(tokens), fmt, out)
-    except PySparkException as exc:
+        write_rows(*session.query(tokens), fmt, out)
+    except session.query_errors as exc:
         print(f"lakehouse sql: {_first_line(exc)}", file=err)
         return False
     finally:
@@ -444,7 +463,7 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def interactive(session: SqlSession, fmt: str, stdin: IO[str], out: IO[str], err: IO[str]) -> int:
+def interactive(session: Any, fmt: str, stdin: IO[str], out: IO[str], err: IO[str]) -> int:
     """A prompt: statements end with `;`, `quit` or `exit` (or end of input) leaves."""
     tty = stdin.isatty()
     if tty:

@@ -42,6 +42,7 @@ __all__ = [
     "Compaction",
     "ConcurrentWriteError",
     "make_engine",
+    "folder_tables",
 ]
 
 _WRITE_LOCKS: dict[str, threading.RLock] = {}
@@ -314,14 +315,7 @@ class TableStore:
                 for layer in LAYERS
                 for table in self.engine.catalog_tables(f"`{self.catalog}`.`{self.schema_prefix}{layer}`")
             ]
-        found = []
-        for layer in LAYERS:
-            folder = self.warehouse / layer
-            if folder.is_dir():
-                for child in sorted(folder.iterdir()):
-                    if (child / "_delta_log").is_dir():
-                        found.append(f"{layer}.{child.name}")
-        return found
+        return folder_tables(self.warehouse)
 
     @property
     def compacts(self) -> bool:
@@ -353,6 +347,19 @@ class TableStore:
             for staging in sorted((self.warehouse / layer).glob(f"*/{STAGING}")):
                 removed += remove_stale(str(staging), retention_hours, dry_run)
         return removed
+
+
+def folder_tables(warehouse: str | os.PathLike) -> list[str]:
+    """Every Delta table folder `<warehouse>/<layer>/<table>`, as `<layer>.<table>` (no engine
+    needed: readers other than Spark list the warehouse the same way)."""
+    found = []
+    for layer in LAYERS:
+        folder = Path(warehouse) / layer
+        if folder.is_dir():
+            for child in sorted(folder.iterdir()):
+                if (child / "_delta_log").is_dir():
+                    found.append(f"{layer}.{child.name}")
+    return found
 
 
 def _encode(metadata: dict | None) -> str | None:

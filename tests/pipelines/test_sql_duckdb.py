@@ -1,0 +1,196 @@
+"""`lakehouse sql --engine duckdb` and `lakehouse timeline --engine duckdb`: the same answers as
+Spark on the demo warehouse, read-only, time travel, the same output formats, no JVM."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from pipelines.cli import main
+from pipelines.core.config import PROJECT_ROOT
+from pipelines.orchestration.runner import run_pipeline
+from tests.support.engines import with_engine
+from tests.support.runs import SAMPLES
+
+DATASET = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
+ENGINES = ("spark", "duckdb")
+
+
+@pytest.fixture(scope="module")
+def demo_warehouse(spark, config, tmp_path_factory):
+    """The bundled samples through bronze, silver and gold (delta-rs), once for the module."""
+    path = tmp_path_factory.mktemp("duckdb") / "warehouse"
+    demo = with_engine(config, "delta-rs").with_overrides(landing=str(SAMPLES), warehouse=str(path))
+    run_pipeline(demo, spark=spark)
+    return path
+
+
+def portable_queries() -> list[tuple[str, str]]:
+    """(heading, SQL) of each analyst query docs/data-model.md marks *Portable*."""
+    text = (PROJECT_ROOT / "docs" / "data-model.md").read_text(encoding="utf-8")
+    section = text.split("## Analyst queries", 1)[1].split("\n## ", 1)[0]
+    found = []
+    for part in section.split("\n### ")[1:]:
+        heading, _, body = part.partition("\n")
+        if body.lstrip().startswith("*Portable.*"):
+            found.append((heading, re.search(r"```sql\n(.*?)```", body, re.DOTALL).group(1)))
+    return found
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def sql(capsys, warehouse, engine: str, *args: str) -> tuple[int, str, str]:
+    return run(capsys, "sql", "--warehouse", str(warehouse), "--engine", engine, *args)
+
+
+def snapshot(path) -> dict[str, int]:
+    """Every file under the warehouse with its size: any write would change it."""
+    return {
+        os.path.relpath(os.path.join(root, name), path): os.path.getsize(os.path.join(root, name))
+        for root, _, names in os.walk(path)
+        for name in names
+    }
+
+
+def test_the_docs_mark_portable_queries():
+    assert len(portable_queries()) >= 2
+
+
+@pytest.mark.parametrize("heading, query", portable_queries(), ids=lambda v: v[:12])
+def test_portable_analyst_queries_answer_alike_on_both_engines(capsys, demo_warehouse, heading, query):
+    answers = {engine: sql(capsys, demo_warehouse, engine, "--format", "json", query) for engine in ENGINES}
+    assert answers["spark"][0] == 0, answers["spark"][2]
+    assert answers["duckdb"] == answers["spark"]
+    assert answers["duckdb"][1].strip(), f"{heading}: no rows on the demo warehouse"
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_every_format_prints_the_same_text(capsys, demo_warehouse, fmt):
+    query = (
+        "SELECT change_id, source, category, operation, modifier, event_time, details "
+        "FROM gold.change_history ORDER BY event_time, change_id LIMIT 40"
+    )
+    spark_answer = sql(capsys, demo_warehouse, "spark", "--format", fmt, query)
+    duckdb_answer = sql(capsys, demo_warehouse, "duckdb", "--format", fmt, query)
+    assert spark_answer[0] == 0 and spark_answer[1].count("\n") > 20
+    assert duckdb_answer == spark_answer
+
+
+def test_current_views_answer_alike(capsys, demo_warehouse):
+    query = "SELECT * FROM gold.current_owners ORDER BY entity_urn, owner_urn, owner_type"
+    spark_answer = sql(capsys, demo_warehouse, "spark", "--format", "csv", query)
+    assert spark_answer[0] == 0 and spark_answer[1].count("\n") > 2
+    assert sql(capsys, demo_warehouse, "duckdb", "--format", "csv", query) == spark_answer
+
+
+def test_as_of_version_reads_the_same_versions_on_both_engines(capsys, demo_warehouse):
+    query = "SELECT count(*) AS runs FROM ops.runs"
+    counts = {}
+    for version in ("0", "1"):
+        answers = {
+            e: sql(capsys, demo_warehouse, e, "--format", "json", "--as-of-version", version, query)
+            for e in ENGINES
+        }
+        assert answers["duckdb"] == answers["spark"] and answers["spark"][0] == 0
+        counts[version] = answers["spark"][1]
+    assert counts["0"] != counts["1"]  # ops.runs gained rows between its versions 0 and 1
+
+    # silver tables were written once (version 0): at version 1 both engines say so
+    late = "SELECT count(*) AS n FROM silver.datahub_entity_changes"
+    for engine in ENGINES:
+        code, _, err = sql(capsys, demo_warehouse, engine, "--as-of-version", "1", late)
+        assert code == 1 and "silver.datahub_entity_changes has no version 1" in err, (engine, err)
+
+
+@pytest.mark.parametrize(
+    "statement, code, reason",
+    [
+        ("DROP VIEW gold.tag_timeline", 2, "refused"),
+        ("SELECT 1; INSERT INTO gold.tag_timeline SELECT * FROM gold.tag_timeline", 2, "refused"),
+        ("CREATE TABLE gold.copy AS SELECT 1", 2, "refused"),
+        ("SELECT * FROM read_parquet('{warehouse}/gold/tag_timeline/*.parquet')", 1, "disabled"),
+        ("EXPLAIN COPY gold.tag_timeline TO '{warehouse}/gold/out.csv'", 1, "disabled"),
+    ],
+)
+def test_duckdb_cannot_write_or_touch_files(capsys, demo_warehouse, statement, code, reason):
+    before = snapshot(demo_warehouse)
+    got, out, err = sql(capsys, demo_warehouse, "duckdb", statement.format(warehouse=demo_warehouse))
+    assert (got, out) == (code, "") and reason in err and err.count("\n") == 1, err
+    assert snapshot(demo_warehouse) == before
+
+
+def test_interactive_prompt_and_file_input(capsys, demo_warehouse, tmp_path, monkeypatch):
+    import io
+
+    query = "SELECT count(*) AS n FROM gold.tag_timeline;"
+    monkeypatch.setattr(sys, "stdin", io.StringIO(query + "\nquit\n"))
+    code, prompted, _ = sql(capsys, demo_warehouse, "duckdb")
+    script = tmp_path / "q.sql"
+    script.write_text(query)
+    assert code == 0 and prompted
+    assert sql(capsys, demo_warehouse, "duckdb", "-f", str(script)) == (0, prompted, "")
+    assert sql(capsys, demo_warehouse, "spark", "-f", str(script))[1] == prompted
+
+
+def test_catalog_tables_are_refused_in_one_line(capsys, demo_warehouse, tmp_path):
+    conf = tmp_path / "catalog.yaml"
+    conf.write_text('storage:\n  engine: delta-spark\n  catalog: "main"\n')
+    code, out, err = run(capsys, "sql", "--conf", str(conf), "--warehouse", str(demo_warehouse),
+                         "--engine", "duckdb", "SELECT 1")  # fmt: skip
+    assert code == 2 and out == "" and err.count("\n") == 1 and "catalog tables" in err
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        ["--category", "OWNER"],
+        ["--start", "2024-03-01T10:00", "--end", "2024-03-01T12:00"],
+        ["--format", "table"],
+    ],
+)
+def test_timeline_prints_the_same_history_on_both_engines(capsys, demo_warehouse, options):
+    answers = {
+        engine: run(
+            capsys, "timeline", DATASET, "--warehouse", str(demo_warehouse), "--engine", engine, *options
+        )
+        for engine in ENGINES
+    }
+    assert answers["spark"][0] == 0 and "urn:li:corpuser:" in answers["spark"][1]
+    assert answers["duckdb"] == answers["spark"]
+
+
+NO_JVM = textwrap.dedent(
+    """
+    import sys
+    from pyspark import SparkContext
+    from pipelines.cli import main
+    code = main(sys.argv[1:])
+    print("jvm" if SparkContext._gateway is not None else "no-jvm", code)
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine, expected", [("duckdb", "no-jvm 0"), ("spark", "jvm 0")])
+def test_duckdb_starts_no_jvm(demo_warehouse, engine, expected):
+    """In a fresh process; the spark variant shows the check sees a JVM when one starts."""
+    for command in (
+        ["sql", "--format", "csv", "SELECT count(*) AS n FROM gold.change_history"],
+        ["timeline", DATASET],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", NO_JVM, command[0], "--warehouse", str(demo_warehouse),
+             "--engine", engine, *command[1:]],
+            capture_output=True, text=True, timeout=600, cwd=PROJECT_ROOT,
+        )  # fmt: skip
+        assert done.stdout.strip().splitlines()[-1] == expected, done.stderr[-2000:]
