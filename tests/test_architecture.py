@@ -142,3 +142,26 @@ def test_importing_every_module_changes_no_environment_variable_and_starts_nothi
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout.splitlines()[-1]) == {"environment": [], "threads": [], "atexit": []}
+
+
+def test_tests_share_helpers_only_through_tests_support():
+    """A test module imports no other test module, and helpers live in `tests/support/`."""
+    tests = PROJECT_ROOT / "tests"
+    stray_helpers = [
+        str(p.relative_to(PROJECT_ROOT))
+        for p in tests.rglob("*.py")
+        if not p.name.startswith("test_")
+        and p.name not in ("__init__.py", "conftest.py")
+        and "support" not in p.relative_to(tests).parts
+    ]
+    test_imports = []
+    for path in tests.rglob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names += [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            test_imports += [
+                f"{path.relative_to(PROJECT_ROOT)} imports {name}"
+                for name in names
+                if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
+            ]
+    assert (stray_helpers, test_imports) == ([], [])

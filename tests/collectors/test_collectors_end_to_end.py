@@ -18,10 +18,10 @@ import requests
 
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
-from tests.collectors.audit_support import T0, T0_MS, collector
-from tests.collectors.receiver_support import landed_files, post_all, running_receiver, sample_events
-from tests.collectors.stand_in_datahub import StandInAuditServer
+from tests.support.audit_collector import T0, T0_MS, collector
 from tests.support.engines import with_engine
+from tests.support.receiver import landed_files, post_all, running_receiver, sample_events
+from tests.support.stand_in_datahub import StandInAuditServer
 from tests.support.tables import reconciliation
 
 pytestmark = pytest.mark.slow

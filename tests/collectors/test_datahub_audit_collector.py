@@ -16,8 +16,8 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.collectors.datahub_audit import AuditSettings, CollectError, DataHubAuditCollector
-from tests.collectors.audit_support import T0, T0_MS, TOKEN, collector
-from tests.collectors.stand_in_datahub import DAY_MS, StandInAuditServer
+from tests.support.audit_collector import T0, T0_MS, TOKEN, collector
+from tests.support.stand_in_datahub import DAY_MS, StandInAuditServer
 
 MINUTE_MS = 60_000
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))

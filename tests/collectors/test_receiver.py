@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.collectors.receiver_support import (
+from tests.support.receiver import (
     landed_files,
     landed_lines,
     landed_sequence_numbers,

@@ -6,7 +6,7 @@ import importlib
 
 from gold import change_history
 from silver import dataworks_catalog as catalog
-from tests.silver.test_dataworks_families import SAMPLES, events
+from tests.support.dataworks_samples import SAMPLES, events
 
 
 def test_gold_keys_every_sample_event_as_its_family_table_does(spark):

@@ -6,7 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 from pipelines.collectors.datahub_audit import AuditSettings, DataHubAuditCollector
-from tests.collectors.stand_in_datahub import StandInAuditServer
+from tests.support.stand_in_datahub import StandInAuditServer
 
 TOKEN = "dh-token-7Qx9-never-in-files"
 T0 = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)  # the collector's "now"
