@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 
+import pytest
+
 from gold import actor_activity_daily, failed_logins
 from tests.support.gold import assert_incremental_equals_full, build_accumulated, build_all, rows, source
 
@@ -64,6 +66,7 @@ def test_activity_counts_per_day_actor_source_and_type(spark):
     ]
 
 
+@pytest.mark.slow  # builds three times
 def test_adding_a_batch_s_counts_equals_counting_both_batches(spark):
     """Silver delivers each event once, so a later batch's counts add to the rows it touches."""
     first = batch(

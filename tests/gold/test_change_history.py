@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from pyspark.sql import functions as F
 
 from gold import change_history
@@ -106,6 +107,7 @@ def test_a_proposal_sharing_an_entity_changes_id_yields_to_the_change(spark):
     assert rows(built, "change_id", "entity_urn") == [("h2", "urn:li:actionRequest:2"), ("same", DS)]
 
 
+@pytest.mark.slow  # builds three times
 def test_incremental_equals_full(spark):
     batch = sample(spark)
     first = {name: df.filter("event_id < 'o'") for name, df in batch.items()}

@@ -62,6 +62,7 @@ def test_ownership_modify_closes_the_previous_type_and_opens_the_new_one(sources
     ]
 
 
+@pytest.mark.slow  # builds five times
 def test_ownership_modify_late_or_later_equals_a_full_rebuild(sources):
     first = sources(
         datahub=[dh("o1", "10:00", "OWNERSHIP", "ADD", ownerUrn=ANN, ownerType="TECHNICAL_OWNER")]

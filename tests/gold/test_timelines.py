@@ -202,6 +202,7 @@ def test_openmetadata_owners_by_name_and_type(sources):
     ]
 
 
+@pytest.mark.slow  # builds three times
 def test_incremental_late_and_delete_equal_full_rebuild(sources):
     other = "urn:li:dataset:(urn:li:dataPlatform:hive,shop.items,PROD)"
     first = sources(
@@ -253,6 +254,7 @@ def test_current_view_and_as_of_sql(spark, sources):
     assert query(with_fields) == [(DS, PII), (FIELD, "urn:li:tag:Email")]
 
 
+@pytest.mark.slow  # builds three times
 def test_later_events_extend_current_rows_like_a_full_rebuild(sources):
     """Open intervals closed by a REMOVE and by a deletion of the dataset (which also closes its
     field's tag), a no-op ADD on an open tag, a REMOVE of a closed one, a tag re-added after its

@@ -82,7 +82,9 @@ def _rows(ctx, table, *columns):
 
 
 @pytest.fixture(
-    scope="module", params=[gold_executor.INLINE_GROUPS, 0], ids=["groups-in-list", "groups-joined"]
+    scope="module",
+    params=[gold_executor.INLINE_GROUPS, pytest.param(0, marks=pytest.mark.slow)],
+    ids=["groups-in-list", "groups-joined"],
 )
 def built(request, spark, config, tmp_path_factory):
     """Warehouse A: gold after every batch (incremental). Warehouse B: one full build at the end.
@@ -232,7 +234,11 @@ def test_counts_add_up_without_history_until_a_source_is_rewritten(spark, config
     assert ("urn:li:corpuser:a", "TAG_ADD", 1) in [(a, t, n) for _d, a, _s, t, n in _activity(stepwise)]
 
 
-@pytest.mark.parametrize("inline_groups", [gold_executor.INLINE_GROUPS, 0], ids=["in-lists", "joins"])
+@pytest.mark.parametrize(
+    "inline_groups",
+    [gold_executor.INLINE_GROUPS, pytest.param(0, marks=pytest.mark.slow)],
+    ids=["in-lists", "joins"],
+)
 def test_proposal_tables_find_their_touched_groups_once_per_run(
     spark, config, tmp_path, monkeypatch, inline_groups
 ):

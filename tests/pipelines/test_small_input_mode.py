@@ -11,6 +11,21 @@ FACTORY = "spark.sql.codegen.factoryMode"
 PARTITIONS = "spark.sql.shuffle.partitions"
 
 
+@pytest.fixture(autouse=True)
+def generated_code(spark):
+    """The session as a large input finds it (whole-stage code, generated expressions); the
+    suite's own settings come back after each test."""
+    previous = {key: spark.conf.get(key, None) for key in SMALL_INPUT_CONF}
+    spark.conf.set(WHOLE_STAGE, "true")
+    spark.conf.unset(FACTORY)
+    yield
+    for key, value in previous.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
 def _compiled_stages(spark) -> bool:
     """Whether the physical plan of a small query runs as generated whole-stage code (`*(n)` nodes)."""
     plan = spark.range(10).selectExpr("id + 1 AS x").where("x > 3")._jdf.queryExecution().executedPlan()
@@ -18,8 +33,6 @@ def _compiled_stages(spark) -> bool:
 
 
 def test_a_small_input_runs_interpreted_and_the_settings_come_back(spark):
-    spark.conf.set(WHOLE_STAGE, "true")
-    spark.conf.unset(FACTORY)
     partitions = spark.conf.get(PARTITIONS)
     assert _compiled_stages(spark)
 
@@ -43,7 +56,6 @@ def test_large_inputs_or_no_limit_keep_generated_code(spark, rows, limit):
 
 
 def test_the_settings_come_back_when_the_task_fails(spark):
-    spark.conf.set(WHOLE_STAGE, "true")
     with pytest.raises(ZeroDivisionError), small_input_mode(spark, rows=1, limit=10):
         raise ZeroDivisionError
     assert spark.conf.get(WHOLE_STAGE) == "true"
