@@ -117,7 +117,10 @@ def relevant(source_table: str, rows: DataFrame) -> DataFrame:
     return rows.withColumn(GROUP, F.col("event_id"))
 
 
-def _datahub_changes(df: DataFrame) -> DataFrame:
+def datahub_changes(df: DataFrame, *extra: Column) -> DataFrame:
+    """DataHub entity-change rows in the change history's shape (before `event_date` and the
+    pre-event flags), plus `extra` columns of the silver row: the one reading of a DataHub
+    change that the tables of one change category narrow (`gold.documentation_history`)."""
     return df.select(
         F.col("event_id").alias("change_id"),
         F.lit("datahub").alias("source"),
@@ -130,6 +133,7 @@ def _datahub_changes(df: DataFrame) -> DataFrame:
         "actor",
         "event_time",
         string_map({"impersonator": F.col("impersonator")}, F.col("parameters")).alias("details"),
+        *extra,
     )
 
 
@@ -149,7 +153,9 @@ def _datahub_proposals(df: DataFrame) -> DataFrame:
     )
 
 
-def _om_field_changes(df: DataFrame) -> DataFrame:
+def om_field_changes(df: DataFrame, *extra: Column) -> DataFrame:
+    """OpenMetadata field-change rows in the change history's shape (a `columns.<col>.*` change
+    on the column's key, its table the parent), plus `extra` columns of the silver row."""
     is_column = F.col("column_name").isNotNull()
     fqn = F.coalesce(F.col("entity_fqn"), F.regexp_extract("entity_key", r"^openmetadata:[^:]+:(.*)$", 1))
     column_key = F.concat(F.lit("openmetadata:column:"), fqn, F.lit("."), F.col("column_name"))
@@ -176,6 +182,7 @@ def _om_field_changes(df: DataFrame) -> DataFrame:
                 "current_version": F.col("current_version"),
             }
         ).alias("details"),
+        *extra,
     )
 
 
@@ -288,9 +295,9 @@ def _dataworks_events(df: DataFrame) -> DataFrame:
 
 
 _NORMALISERS = {
-    DATAHUB_CHANGES: _datahub_changes,
+    DATAHUB_CHANGES: datahub_changes,
     DATAHUB_PROPOSALS: _datahub_proposals,
-    OM_FIELD_CHANGES: _om_field_changes,
+    OM_FIELD_CHANGES: om_field_changes,
     OM_CHANGE_EVENTS: _om_change_events,
     DATAWORKS_EVENTS: _dataworks_events,
 }

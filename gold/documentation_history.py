@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from gold import GROUP, empty_frame
-from gold.associations import om_column_key
+from gold.change_history import datahub_changes, om_field_changes
 from pipelines.core.table_specs import Append, GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
@@ -37,7 +37,6 @@ SCHEMA = (
     "change_id string, source string, entity_urn string, parent_urn string, changed_at timestamp, "
     "changed_by string, operation string, value string"
 )
-OM_OPERATIONS = {"added": "ADD", "updated": "MODIFY", "deleted": "REMOVE"}
 
 
 def _om_text(value):
@@ -59,34 +58,26 @@ def relevant(source_table: str, rows: DataFrame) -> DataFrame:
 
 
 def _datahub(rows: DataFrame) -> DataFrame:
-    return rows.select(
-        F.col("event_id").alias("change_id"),
-        F.lit("datahub").alias("source"),
+    value = F.coalesce("description", "documentation", "modifier").alias("value")
+    return _narrowed(datahub_changes(rows, value))
+
+
+def _om_field_changes(rows: DataFrame) -> DataFrame:
+    text = F.when(F.col("change_kind") == "deleted", F.col("old_value")).otherwise(F.col("new_value"))
+    return _narrowed(om_field_changes(rows, _om_text(text).alias("value")))
+
+
+def _narrowed(changes: DataFrame) -> DataFrame:
+    """A change-history row (with its `value`) in this table's columns."""
+    return changes.select(
+        "change_id",
+        "source",
         "entity_urn",
         "parent_urn",
         F.col("event_time").alias("changed_at"),
         F.col("actor").alias("changed_by"),
         "operation",
-        F.coalesce("description", "documentation", "modifier").alias("value"),
-    )
-
-
-def _om_field_changes(rows: DataFrame) -> DataFrame:
-    is_column = F.col("column_name").isNotNull()
-    column = om_column_key(F.col("entity_key"), F.col("entity_fqn"), F.col("column_name"))
-    operation = F.lit(None).cast("string")
-    for kind, name in OM_OPERATIONS.items():
-        operation = F.when(F.col("change_kind") == kind, F.lit(name)).otherwise(operation)
-    text = F.when(F.col("change_kind") == "deleted", F.col("old_value")).otherwise(F.col("new_value"))
-    return rows.select(
-        F.col("event_id").alias("change_id"),
-        F.lit("openmetadata").alias("source"),
-        F.when(is_column, column).otherwise(F.col("entity_key")).alias("entity_urn"),
-        F.when(is_column, F.col("entity_key")).alias("parent_urn"),
-        F.col("event_time").alias("changed_at"),
-        F.col("actor").alias("changed_by"),
-        operation.alias("operation"),
-        _om_text(text).alias("value"),
+        "value",
     )
 
 

@@ -49,24 +49,23 @@ def root_urn() -> Column:
     return F.coalesce(F.col("parent_urn"), F.col("entity_urn"))
 
 
+# The columns every interval row ends with, after its association's key columns.
+INTERVAL_TAIL = (
+    "valid_from",
+    "valid_to",
+    "is_current",
+    "added_by",
+    "removed_by",
+    "end_reason",
+    "valid_from_event_id",
+    "valid_to_event_id",
+    GROUP_COLUMN,
+)
+
+
 def interval_columns(association_key: Sequence[str]) -> list[str]:
     """Output columns of `build_intervals`, in order."""
-    return [
-        ROW_KEY,
-        "source",
-        "entity_urn",
-        "parent_urn",
-        *association_key,
-        "valid_from",
-        "valid_to",
-        "is_current",
-        "added_by",
-        "removed_by",
-        "end_reason",
-        "valid_from_event_id",
-        "valid_to_event_id",
-        GROUP_COLUMN,
-    ]
+    return [ROW_KEY, "source", "entity_urn", "parent_urn", *association_key, *INTERVAL_TAIL]
 
 
 def _action_rank(action: Column) -> Column:

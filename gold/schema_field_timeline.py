@@ -22,7 +22,7 @@ from pyspark.sql import functions as F
 from gold import GROUP, empty_frame
 from gold.associations import om_column_key
 from gold.interval_tables import intervals_of
-from gold.intervals import ADD, ENTITY_DELETED, GROUP_COLUMN, REMOVE, RENAME, ROW_KEY
+from gold.intervals import ADD, ENTITY_DELETED, GROUP_COLUMN, INTERVAL_TAIL, REMOVE, RENAME, ROW_KEY
 from pipelines.core.table_specs import GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
@@ -30,23 +30,7 @@ OM_FIELD_CHANGES = "silver.openmetadata_field_changes"
 OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
 SOURCES = (DATAHUB_CHANGES, OM_FIELD_CHANGES, OM_CHANGE_EVENTS)
 KEYS = ["field_path"]
-COLUMNS = (
-    ROW_KEY,
-    "source",
-    "dataset_urn",
-    "field_path",
-    "field_urn",
-    "nullable",
-    "valid_from",
-    "valid_to",
-    "is_current",
-    "added_by",
-    "removed_by",
-    "end_reason",
-    "valid_from_event_id",
-    "valid_to_event_id",
-    GROUP_COLUMN,
-)
+COLUMNS = (ROW_KEY, "source", "dataset_urn", "field_path", "field_urn", "nullable", *INTERVAL_TAIL)
 _FIELD_PATH_OF_URN = r"^urn:li:schemaField:\((.*),([^,]*)\)$"
 _COLUMN_LIST = "array<struct<name:string>>"
 

@@ -15,29 +15,21 @@ from pyspark.sql import functions as F
 
 from gold import GROUP
 from gold.interval_tables import intervals_of
-from gold.intervals import ENTITY_DELETED, GROUP_COLUMN, REMOVE_ALL, ROW_KEY, SUPERSEDE, root_urn
+from gold.intervals import (
+    ENTITY_DELETED,
+    GROUP_COLUMN,
+    REMOVE_ALL,
+    ROW_KEY,
+    SUPERSEDE,
+    interval_columns,
+    root_urn,
+)
 from pipelines.core.table_specs import GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 SOURCES = (DATAHUB_CHANGES,)
 KEYS = ["property_urn", "property_values"]
-COLUMNS = (
-    ROW_KEY,
-    "source",
-    "entity_urn",
-    "parent_urn",
-    "property_urn",
-    "property_values",
-    "valid_from",
-    "valid_to",
-    "is_current",
-    "added_by",
-    "removed_by",
-    "end_reason",
-    "valid_from_event_id",
-    "valid_to_event_id",
-    GROUP_COLUMN,
-)
+COLUMNS = tuple(interval_columns(KEYS))
 
 
 def relevant(source_table: str, rows: DataFrame) -> DataFrame:

@@ -1,9 +1,11 @@
 """The whole pipeline on one generated landing set of several hundred thousand events.
 
 Why: the acceptance criteria of bronze (every record landed once), silver (counts
-reconcile per source) and gold (current tags and owners equal an independent
-plain-Python model; incremental equals a full rebuild) only mean something at a
-size where partitioning, late files and duplicates across files all happen.
+reconcile per source) and gold (current tags, owners, entity statuses, deprecations,
+schema fields and structured properties, OpenMetadata version counts and DataWorks
+instance outcomes equal an independent plain-Python model; incremental equals a full
+rebuild) only mean something at a size where partitioning, late files and duplicates
+across files all happen.
 
 One data set (`LAKEHOUSE_SCALE_EVENTS`, default 300000) and three warehouses, each
 built once per module:
@@ -37,8 +39,17 @@ from pipelines.store import open_store
 from pipelines.synthetic.generator import generate
 from tests.support.engines import skip_without_delta_spark, with_engine
 from tests.support.reference_model import (
+    FAILURE,
+    SUCCESS,
+    expected_current_deprecations,
     expected_current_owners,
+    expected_current_schema_fields,
+    expected_current_statuses,
+    expected_current_structured_properties,
     expected_current_tags,
+    expected_entity_version_counts,
+    expected_finished_runs_per_node,
+    expected_instance_final_statuses,
     iter_records,
     landing_files,
 )
@@ -230,6 +241,87 @@ def test_gold_current_owners_equal_the_reference_model(reference_owners, warehou
     expected = reference_owners
     actual = _current(warehouse_store, "gold.ownership_timeline", "entity_urn", "owner_urn", "owner_type")
     assert expected, "the reference model found no current owners"
+    assert actual == expected, set_differences(expected, actual)
+
+
+def _current_rows(store, table: str, *columns: str) -> set[tuple]:
+    """The current rows of an interval table (every source), as tuples of `columns`."""
+    timeline = store.read(table)
+    assert timeline.where(F.col("is_current") != F.col("valid_to").isNull()).count() == 0, table
+    return {tuple(r) for r in timeline.where(F.col("is_current")).select(*columns).collect()}
+
+
+@pytest.fixture(scope="module")
+def reference(landing) -> dict[str, object]:
+    """The reference model's expectations of the other histories, computed once."""
+    folder, _ = landing
+    return {
+        "statuses": expected_current_statuses(folder),
+        "deprecations": expected_current_deprecations(folder),
+        "schema_fields": expected_current_schema_fields(folder),
+        "structured_properties": expected_current_structured_properties(folder),
+        "versions": expected_entity_version_counts(folder),
+        "instances": expected_instance_final_statuses(folder),
+        "finished_per_node": expected_finished_runs_per_node(folder),
+    }
+
+
+def test_gold_current_entity_statuses_equal_the_reference_model(reference, warehouse_store):
+    expected = reference["statuses"]
+    actual = _current_rows(warehouse_store, "gold.entity_status_timeline", "source", "entity_urn", "status")
+    assert {s for _, _, s in expected} >= {"ACTIVE", "HARD_DELETED"}, "the model saw no lifecycle"
+    assert actual == expected, set_differences(expected, actual)
+
+
+def test_gold_current_deprecations_equal_the_reference_model(reference, warehouse_store):
+    expected = {(urn,) for urn in reference["deprecations"]}
+    actual = _current_rows(warehouse_store, "gold.deprecation_timeline", "entity_urn")
+    assert expected, "the reference model found nothing deprecated"
+    assert actual == expected, set_differences(expected, actual)
+
+
+def test_gold_current_schema_fields_equal_the_reference_model(reference, warehouse_store):
+    expected = reference["schema_fields"]
+    actual = _current_rows(
+        warehouse_store, "gold.schema_field_timeline", "source", "dataset_urn", "field_path"
+    )
+    assert {source for source, _, _ in expected} == {"datahub", "openmetadata"}
+    assert actual == expected, set_differences(expected, actual)
+
+
+def test_gold_current_structured_properties_equal_the_reference_model(reference, warehouse_store):
+    expected = reference["structured_properties"]
+    actual = _current_rows(
+        warehouse_store, "gold.structured_property_timeline", "entity_urn", "property_urn", "property_values"
+    )
+    assert expected, "the reference model found no structured property"
+    assert actual == expected, set_differences(expected, actual)
+
+
+def test_gold_entity_version_counts_equal_the_reference_model(reference, warehouse_store):
+    expected = set(reference["versions"].items())
+    rows = warehouse_store.read("gold.entity_versions").groupBy("entity_key").count().collect()
+    actual = {(r.entity_key, r["count"]) for r in rows}
+    assert expected, "the reference model found no OpenMetadata versions"
+    assert actual == expected, set_differences(expected, actual)
+
+
+def test_gold_dataworks_instance_final_statuses_equal_the_reference_model(reference, warehouse_store):
+    expected = {(task, node, status) for task, (node, status) in reference["instances"].items()}
+    runs = warehouse_store.read("gold.dataworks_instance_runs")
+    actual = {tuple(r) for r in runs.select("instance_id", "node_id", "final_status").collect()}
+    assert {status for _, _, status in expected} >= {FAILURE, SUCCESS}
+    assert actual == expected, set_differences(expected, actual)
+    finished = {(task, status in (FAILURE, SUCCESS)) for task, _, status in expected}
+    assert {tuple(r) for r in runs.select("instance_id", "is_finished").collect()} == finished
+
+
+def test_gold_node_reliability_counts_the_reference_models_finished_runs(reference, warehouse_store):
+    expected = {(node, runs, failed) for node, (runs, failed) in reference["finished_per_node"].items()}
+    daily = warehouse_store.read("gold.dataworks_node_reliability_daily")
+    totals = daily.groupBy("node_id").agg(F.sum("runs").alias("runs"), F.sum("failed").alias("failed"))
+    actual = {tuple(r) for r in totals.select("node_id", "runs", "failed").collect()}
+    assert expected, "the reference model found no finished run"
     assert actual == expected, set_differences(expected, actual)
 
 

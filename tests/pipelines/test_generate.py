@@ -18,8 +18,15 @@ from pipelines.synthetic.arguments import add_arguments
 from pipelines.synthetic.common import END_MS, OWNER_TYPES, START_MS, split_events
 from pipelines.synthetic.datahub import AUDIT_TYPES
 from tests.support.reference_model import (
+    expected_current_deprecations,
     expected_current_owners,
+    expected_current_schema_fields,
+    expected_current_statuses,
+    expected_current_structured_properties,
     expected_current_tags,
+    expected_entity_version_counts,
+    expected_finished_runs_per_node,
+    expected_instance_final_statuses,
     iter_records,
     landing_files,
 )
@@ -417,6 +424,117 @@ def test_reference_model_on_the_samples():
         (table, "urn:li:corpuser:jdoe", "TECHNICAL_OWNER"),
         (table, "urn:li:corpuser:jdoe", "BUSINESS_OWNER"),
     }
+
+
+EPOCH_MS = 1_710_000_000_000  # 2024-03-09
+
+
+def _om(fqn, event_type, time, version, change=None, **extra):
+    record = {"eventType": event_type, "entityType": "table", "entityId": f"id-{fqn}"}
+    record.update({"entityFullyQualifiedName": fqn, "timestamp": EPOCH_MS + 1000 * time})
+    record["currentVersion"] = version
+    return {**record, "changeDescription": change, **extra}
+
+
+def _instance(task, node, status, minute):
+    data = {"eventCode": "instance-status-changes", "taskId": task, "nodeId": node, "status": status}
+    return {"type": "dataworks:InstanceStatusChanges:InstanceStatusChanges", "data": data,
+            "time": f"2024-07-13T10:{minute:02d}:00.000+08:00"}  # fmt: skip
+
+
+def test_reference_model_of_the_other_histories_on_a_hand_written_landing(tmp_path):
+    field = f"urn:li:schemaField:({OTHER},b)"
+    schema = {
+        "fieldUrn": f"urn:li:schemaField:({OTHER},c)",
+        "fieldPath": "c",
+        "modificationCategory": "RENAME",
+    }
+    ece = [
+        _ev(DS, "LIFECYCLE", "CREATE", 1),
+        _ev(DS, "LIFECYCLE", "SOFT_DELETE", 2),
+        _ev(DS, "LIFECYCLE", "REINSTATE", 3),
+        _ev(OTHER, "LIFECYCLE", "CREATE", 4),
+        _ev(OTHER, "LIFECYCLE", "SOFT_DELETE", 5),
+        _ev(DS, "DEPRECATION", "MODIFY", 6, status="DEPRECATED"),
+        _ev(DS, "DEPRECATION", "MODIFY", 7, status="ACTIVE"),
+        _ev(OTHER, "DEPRECATION", "MODIFY", 8, status="DEPRECATED"),
+        _ev(OTHER, "TECHNICAL_SCHEMA", "ADD", 9, fieldPath="a"),
+        _ev(OTHER, "TECHNICAL_SCHEMA", "ADD", 10, fieldPath="b"),
+        {**_ev(OTHER, "TECHNICAL_SCHEMA", "MODIFY", 11, **schema), "modifier": field},  # b renamed c
+        _ev(OTHER, "TECHNICAL_SCHEMA", "REMOVE", 12, fieldPath="a"),
+        _ev(OTHER, "STRUCTURED_PROPERTY", "ADD", 13, propertyUrn="p:tier", propertyValues='["gold"]'),
+        _ev(OTHER, "STRUCTURED_PROPERTY", "MODIFY", 14, propertyUrn="p:tier", propertyValues='["silver"]'),
+        _ev(OTHER, "STRUCTURED_PROPERTY", "ADD", 15, propertyUrn="p:keep", propertyValues='["30d"]'),
+        _ev(OTHER, "STRUCTURED_PROPERTY", "REMOVE", 16, propertyUrn="p:keep"),
+        _ev(DS, "STRUCTURED_PROPERTY", "ADD", 17, propertyUrn="p:tier", propertyValues='["gold"]'),
+        _ev(DS, "TECHNICAL_SCHEMA", "ADD", 18, fieldPath="x"),
+        _ev(DS, "LIFECYCLE", "HARD_DELETE", 19),  # ends DS's property and field
+    ]
+    for record in ece:  # plausible epoch milliseconds, so the pipeline can run on this landing too
+        record["auditStamp"]["time"] = EPOCH_MS + 1000 * record["auditStamp"]["time"]
+    (tmp_path / "datahub_ece").mkdir()
+    (tmp_path / "datahub_ece" / "a.jsonl").write_text("\n".join(json.dumps(r) for r in ece) + "\n")
+    columns = json.dumps({"columns": [{"name": "id"}, {"name": "email"}]})
+    added = {"fieldsAdded": [{"name": "columns", "newValue": '[{"name":"phone"}]'}]}
+    deleted = {"fieldsDeleted": [{"name": "columns", "oldValue": '[{"name":"email"}]'}]}
+    om = [
+        _om("db.t", "entityCreated", 100, 0.1, entity=columns),
+        _om("db.t", "entityUpdated", 101, 0.2, added),
+        _om("db.t", "entityUpdated", 102, 0.3, deleted),
+        _om("db.gone", "entityCreated", 103, 0.1, entity=columns),
+        _om("db.gone", "entityDeleted", 104, 0.1),
+    ]
+    (tmp_path / "openmetadata").mkdir()
+    (tmp_path / "openmetadata" / "a.jsonl").write_text("\n".join(json.dumps(r) for r in om + om[:1]) + "\n")
+    runs = [_instance(1, 7, 2, 1), _instance(1, 7, 5, 2), _instance(2, 7, 5, 3), _instance(1, 7, 6, 4)]
+    runs += [_instance(3, 8, 4, 5)]
+    (tmp_path / "dataworks").mkdir()
+    (tmp_path / "dataworks" / "a.jsonl").write_text("\n".join(json.dumps(r) for r in runs[::-1]) + "\n")
+
+    assert expected_current_statuses(tmp_path) == {
+        ("datahub", DS, "HARD_DELETED"),
+        ("datahub", OTHER, "SOFT_DELETED"),
+        ("openmetadata", "openmetadata:table:db.t", "ACTIVE"),
+        ("openmetadata", "openmetadata:table:db.gone", "HARD_DELETED"),
+    }
+    assert expected_current_deprecations(tmp_path) == {OTHER}
+    assert expected_current_schema_fields(tmp_path) == {
+        ("datahub", OTHER, "c"),
+        ("openmetadata", "openmetadata:table:db.t", "id"),
+        ("openmetadata", "openmetadata:table:db.t", "phone"),
+    }
+    assert expected_current_structured_properties(tmp_path) == {(OTHER, "p:tier", '["silver"]')}
+    assert expected_entity_version_counts(tmp_path) == {
+        "openmetadata:table:db.t": 3,
+        "openmetadata:table:db.gone": 1,
+    }
+    assert expected_instance_final_statuses(tmp_path) == {1: (7, 6), 2: (7, 5), 3: (8, 4)}
+    assert expected_finished_runs_per_node(tmp_path) == {7: (2, 1)}
+
+
+def test_reference_model_of_the_other_histories_on_the_samples():
+    landing = SAMPLES / "landing"
+    table, tmp = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)", "openmetadata:table:"
+    assert expected_current_statuses(landing) == {
+        ("datahub", table, "ACTIVE"),
+        ("datahub", "urn:li:dataset:(urn:li:dataPlatform:hive,sales.orders_tmp,PROD)", "HARD_DELETED"),
+        ("datahub", "urn:li:dataset:abc", "HARD_DELETED"),
+        ("openmetadata", f"{tmp}mysql_prod.shop.sales.orders", "ACTIVE"),
+        ("openmetadata", f"{tmp}mysql_prod.shop.sales.customers", "ACTIVE"),
+        ("openmetadata", f"{tmp}mysql_prod.shop.sales.orders_tmp", "HARD_DELETED"),
+    }
+    assert expected_current_deprecations(landing) == set()
+    assert expected_current_structured_properties(landing) == set()
+    assert {(d, f) for _, d, f in expected_current_schema_fields(landing)} == {
+        *((f"{tmp}mysql_prod.shop.sales.orders", c) for c in ("order_id", "email", "amount", "created_at")),
+        *((f"{tmp}mysql_prod.shop.sales.customers", c) for c in ("customer_id", "email", "phone")),
+    }
+    assert expected_entity_version_counts(landing) == {
+        f"{tmp}mysql_prod.shop.sales.orders": 8,
+        f"{tmp}mysql_prod.shop.sales.customers": 2,
+        f"{tmp}mysql_prod.shop.sales.orders_tmp": 1,
+    }
+    assert sorted(status for _, status in expected_instance_final_statuses(landing).values()) == [5, 6, 6]
 
 
 def test_reference_model_agrees_with_the_generator_state(tmp_path):

@@ -29,7 +29,8 @@ from pipelines.ops.compaction import compact_tables
 from pipelines.orchestration.runner import RunSummary, run_pipeline
 from pipelines.store import TableStore, open_store
 from tests.support.engines import skip_without_delta_spark, with_engine
-from tests.support.runs import RUN_SPECIFIC, SAMPLES
+from tests.support.runs import SAMPLES
+from tests.support.tables import RUN_SPECIFIC
 
 pytestmark = pytest.mark.slow
 

@@ -12,25 +12,14 @@ import sys
 from pathlib import Path
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.runtime.faults import ENV as FAULT_ENV
 from pipelines.store import TableStore
+from tests.support.tables import comparable
 
-# Columns a run stamps: two runs over the same data differ only in these.
-RUN_SPECIFIC = frozenset(
-    {"ingested_at", "ingest_run_id", "run_id", "quarantined_at", "validated_at", "logged_at"}
-)
 SAMPLES = PROJECT_ROOT / "samples" / "landing"
 SOURCES = ("datahub_ece", "datahub_audit", "openmetadata", "dataworks")
-
-
-def comparable(df: DataFrame, exclude: frozenset[str] = RUN_SPECIFIC) -> list[str]:
-    """Every row as JSON of its columns (sorted by name, run-specific ones left out), rows sorted."""
-    columns = sorted(c for c in df.columns if c not in exclude)
-    rows = df.select(F.to_json(F.struct(*[F.col(f"`{c}`") for c in columns])).alias("j")).collect()
-    return sorted(r.j for r in rows)
 
 
 def data_tables(store: TableStore) -> list[str]:
@@ -39,8 +28,10 @@ def data_tables(store: TableStore) -> list[str]:
 
 
 def snapshot(store: TableStore) -> dict[str, list[str]]:
-    """table -> comparable rows, for every data table."""
-    return {table: comparable(store.read(table)) for table in data_tables(store)}
+    """table -> its comparable rows (run-specific columns left out), sorted, for every data table."""
+    return {
+        table: sorted(r.row for r in comparable(store.read(table)).collect()) for table in data_tables(store)
+    }
 
 
 def duplicate_keys(df: DataFrame, *keys: str) -> int:

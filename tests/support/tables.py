@@ -60,6 +60,7 @@ BRONZE_TABLES = {
     "dataworks": "bronze.dataworks_events",
 }
 # Columns a run stamps: two runs over the same data differ only in these.
+# Columns a run stamps: two runs over the same data differ only in these.
 RUN_SPECIFIC = frozenset(
     {"ingested_at", "ingest_run_id", "run_id", "quarantined_at", "validated_at", "logged_at"}
 )
@@ -118,7 +119,7 @@ def table_differences(
 
 def set_differences(expected: set, actual: set, limit: int = 5) -> str:
     """A readable diff of two sets of tuples: counts, then the first few missing and unexpected."""
-    missing, unexpected = sorted(expected - actual), sorted(actual - expected)
+    missing, unexpected = sorted(expected - actual, key=repr), sorted(actual - expected, key=repr)
     lines = [f"{len(missing)} expected but absent, {len(unexpected)} present but not expected"]
     lines += [f"  missing    {m}" for m in missing[:limit]]
     lines += [f"  unexpected {u}" for u in unexpected[:limit]]
