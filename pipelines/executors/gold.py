@@ -134,7 +134,7 @@ def _of_groups(frame: DataFrame, column: str, groups: DataFrame, values: list | 
 
 
 def _replace(
-    spec: GoldTableSpec, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata
+    spec: GoldTableSpec, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata, count=None
 ) -> int:
     """Replace the table's rows of `groups` (a frame of `_group`; `values`: the same as Python
     values when collected, else None) by `rows`, in one commit; returns the rows written."""
@@ -146,6 +146,7 @@ def _replace(
         keys=list(spec.row_key),
         metadata=metadata,
         group_values=values,
+        rows=count,
     )
 
 
@@ -157,8 +158,8 @@ def _full_build(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, int]) 
         spec,
         ctx,
         spec.build(inputs),
-        lambda rows, _: ctx.store.overwrite(
-            rows, spec.table, partition_by=list(spec.partition_by), metadata=metadata
+        lambda rows, count: ctx.store.overwrite(
+            rows, spec.table, partition_by=list(spec.partition_by), metadata=metadata, rows=count
         ),
     )
     rows = ctx.store.count_added_since(spec.table, None)
@@ -328,7 +329,7 @@ def _accumulate_new_rows(
             spec,
             ctx,
             rows,
-            lambda checked, _: _replace(spec, ctx, checked, touched, scratch.values(), metadata),
+            lambda checked, count: _replace(spec, ctx, checked, touched, scratch.values(), metadata, count),
         )
     finally:
         scratch.release()
@@ -370,7 +371,7 @@ def _replace_touched_groups(
             spec,
             ctx,
             spec.build(history),
-            lambda rows, _: _replace(spec, ctx, rows, touched, scratch.values(), metadata),
+            lambda rows, count: _replace(spec, ctx, rows, touched, scratch.values(), metadata, count),
         )
     finally:
         scratch.release()
@@ -462,7 +463,10 @@ def _replace_extended_and_rebuilt(
     groups = scratch.local(touched, schema)
     if parts:
         written = _gated(
-            spec, ctx, _union(parts), lambda rows, _: _replace(spec, ctx, rows, groups, touched, metadata)
+            spec,
+            ctx,
+            _union(parts),
+            lambda rows, count: _replace(spec, ctx, rows, groups, touched, metadata, count),
         )
     else:  # no touched group: a commit of the watermarks alone
         written = _replace(spec, ctx, store.read(spec.table).limit(0), groups, touched, metadata)
