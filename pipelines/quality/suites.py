@@ -485,9 +485,9 @@ def _keyed_failures(
     rules of one key (one current interval, no overlap) share one shuffle and one sort.
     `expect_compound_columns_to_be_unique`: the rows of a key seen more than once (GX counts
     every row of a duplicated key). `expect_intervals_to_not_overlap_per_key`: the intervals that
-    begin before the previous interval of their key (by start, then end, open last) ends; an
-    interval ends at `to_column` (excluded; null: open), so one beginning where another ends
-    does not overlap it."""
+    begin before an earlier interval of their key (by start, then end, open last) ends; an
+    interval ends at `to_column` (excluded; null: still open), so one beginning where another
+    ends does not overlap it."""
     orders: dict[tuple[str, ...], list[Column]] = {}
     for exp in keyed:
         order = orders.setdefault(exp.key, [])
@@ -510,10 +510,11 @@ def _keyed_failures(
             failing = present & (seen > 1)
         else:
             start, end = F.col(exp.kwargs["from_column"]), F.col(exp.kwargs["to_column"])
-            mine = F.when(present, F.struct(start.alias("start"), end.alias("end")))
-            previous = F.last(mine, ignorenulls=True).over(window.rowsBetween(Window.unboundedPreceding, -1))
-            overlaps = previous.isNotNull() & (previous["end"].isNull() | (previous["end"] > start))
-            failing = present & F.coalesce(overlaps, F.lit(False))
+            before = window.rowsBetween(Window.unboundedPreceding, -1)
+            open_before = F.max(present & end.isNull()).over(before)
+            latest_end = F.max(F.when(present, end)).over(before)
+            overlaps = F.coalesce(open_before, F.lit(False)) | F.coalesce(latest_end > start, F.lit(False))
+            failing = present & overlaps
         flag, example = f"_keyed_failed{i}", f"_keyed_example{i}"
         columns[flag] = failing
         columns[example] = F.when(failing, column(_as_text(exp.example_columns or exp.key)))
