@@ -20,7 +20,7 @@ from gold import GROUP
 from pipelines.core.config import Config
 from pipelines.core.context import RunContext
 from pipelines.core.graph import load_graph
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import Extend, GoldTableSpec
 from pipelines.executors import gold as gold_executor
 from pipelines.ops.bookkeeping import DQ_RESULTS
 from pipelines.quality import suites as quality
@@ -77,7 +77,12 @@ def _relevant(_source, rows):
 
 
 def _build(sources):
-    return sources[SOURCE].drop(GROUP)
+    return sources[SOURCE].drop(GROUP, "event_time")
+
+
+def _extend_closing_nothing(current, sources):
+    """A faulty extension: the new intervals are added, the open ones they follow stay open."""
+    return current.unionByName(_build(sources))
 
 
 # The toy timeline: its builder returns its source's intervals as they are (recomputed per root).
@@ -89,6 +94,10 @@ TOY_SPEC = GoldTableSpec(
     group_key="root_urn",
     row_key=("timeline_id",),
 )
+
+
+# The same timeline extended in event-time order, by a faulty extension.
+EXTENDED_SPEC = dataclasses.replace(TOY_SPEC, incremental=Extend(_extend_closing_nothing))
 
 
 @pytest.fixture
@@ -107,7 +116,8 @@ def ctx(spark, config, tmp_path):
 
 
 def _land(ctx, rows):
-    ctx.store.append(ctx.spark.createDataFrame(rows, SCHEMA), SOURCE)
+    intervals = ctx.spark.createDataFrame(rows, SCHEMA)
+    ctx.store.append(intervals.withColumn("event_time", F.col("valid_from")), SOURCE)
 
 
 def _dq(ctx):
@@ -158,6 +168,18 @@ def test_an_incremental_rebuild_that_breaks_an_invariant_leaves_the_table_as_it_
     assert sorted(ctx.store.read(TOY).collect()) == before
     failed = {name for name, r in _dq(ctx).items() if not r.success}
     assert failed == {"one_current_interval_per_key", "intervals_of_a_key_do_not_overlap"}
+
+
+def test_an_extension_that_leaves_two_intervals_open_is_stopped(ctx):
+    _land(ctx, GOOD)
+    gold_executor.run(EXTENDED_SPEC, ctx)
+    version = ctx.store.version(TOY)
+    _land(ctx, [interval("d", 4, None)])  # after every event seen: the group is extended
+    versions = gold_executor._versions(EXTENDED_SPEC, ctx.warehouse)
+    assert gold_executor._path(EXTENDED_SPEC, ctx.warehouse, *versions)[0] == gold_executor.EXTEND
+    with pytest.raises(QualityGateError, match="'one_current_interval_per_key' failed for 2 of 4 rows"):
+        gold_executor.run(EXTENDED_SPEC, ctx)
+    assert ctx.store.version(TOY) == version
 
 
 def test_keyed_rules_count_per_key_in_one_spark_job(spark):
