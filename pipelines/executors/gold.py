@@ -16,6 +16,11 @@ new rows all come later is extended from its current rows and new rows alone; th
 groups with an earlier (late) new row are rebuilt from their history, in the same
 commit. Events of a live feed mostly arrive in order, so most groups read no history.
 
+Whatever the path, the rows about to be written (the whole table, or the touched groups
+whole, or the appended rows) are checked against the table's expectation suite first
+(`_gated`): one aggregation over the cached rows, outcomes recorded in `ops.dq_results`, and
+a breached `fail` rule stops the task before anything is written.
+
 The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
 usual incremental case) they are collected and travel as a small literal table
 with a broadcast hint, so reading a group's history is one filtering pass over
@@ -151,7 +156,7 @@ def _replace(
 
 
 def _full_build(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, int]) -> TaskResult:
-    """Build the whole table in one pass, straight into the write; rows counted from the commit's statistics."""
+    """Build the whole table in one pass, checked then written; rows counted from the commit's statistics."""
     inputs = {s: spec.relevant(s, ctx.store.read(s)) for s in versions}
     metadata = _commit_metadata(spec, ctx, versions, "full")
     _gated(
