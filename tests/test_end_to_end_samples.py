@@ -139,14 +139,14 @@ def test_every_gold_table_records_its_suite_and_the_dq_report_shows_it(demo):
 
 
 def test_a_breached_gold_fail_rule_stops_the_run_with_one_line(config, spark, engine, tmp_path):
-    """A gold suite whose rule the samples break (a stricter key for the current tags than the
+    """A gold suite whose rule the samples break (a coarser key for the current tags than the
     timeline's own): the run stops at that table, which is not written, and the outcome is recorded."""
     suites = tmp_path / "suites"
     suites.mkdir()
     suite = json.loads((SUITES_DIR / "gold.tag_timeline.json").read_text())
     for rule in suite["expectations"]:
         if rule["meta"]["name"] == "one_current_interval_per_key":
-            rule["kwargs"]["column_list"] = ["source"]  # one current tag per source
+            rule["kwargs"]["column_list"] = ["source", "tag_urn"]  # one entity per tag at a time
     (suites / "gold.tag_timeline.json").write_text(json.dumps(suite))
     landing = tmp_path / "landing"
     shutil.copytree(SAMPLES / "landing" / "datahub_ece", landing / "datahub_ece")
@@ -156,7 +156,8 @@ def test_a_breached_gold_fail_rule_stops_the_run_with_one_line(config, spark, en
         run_pipeline(strict, spark=spark)
     message = str(failure.value)
     assert "gold.tag_timeline" in message and "one_current_interval_per_key" in message
-    assert "(e.g. datahub)" in message and "\n" not in message
+    assert "failed for 2 of" in message and "(e.g. datahub|urn:li:tag:pii)" in message
+    assert "\n" not in message
     assert not Path(tmp_path / "w" / "gold" / "tag_timeline" / "_delta_log").exists()
     store = open_store(spark, strict.warehouse, engine)
     breached = store.read("ops.dq_results").where((F.col("table") == "gold.tag_timeline") & ~F.col("success"))

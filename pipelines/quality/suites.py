@@ -245,6 +245,9 @@ def _check_kwargs(where: str, table: str, exp_type: str, severity: str, kwargs: 
             raise SuiteError(f"{where}: {exp_type} is evaluated on gold tables only")
         if not kwargs.get("column_list"):
             raise SuiteError(f"{where}: {exp_type} needs column_list (the key)")
+    if exp_type == COMPOUND_UNIQUE and len(kwargs["column_list"]) < 2:
+        # GX's rule: one column is expect_column_values_to_be_unique
+        raise SuiteError(f"{where}: {exp_type} needs at least two columns in column_list")
     if exp_type == NO_OVERLAP and not (kwargs.get("from_column") and kwargs.get("to_column")):
         raise SuiteError(f"{where}: {exp_type} needs from_column and to_column")
     allowed = COMPOUND_IGNORE_ROW_IF if exp_type == COMPOUND_UNIQUE else IGNORE_ROW_IF

@@ -293,6 +293,7 @@ def test_every_timeline_table_is_listed():
             "needs from_column and to_column",
         ),
         ({"type": quality.COMPOUND_UNIQUE, "kwargs": {}}, "needs column_list"),
+        ({"type": quality.COMPOUND_UNIQUE, "kwargs": {"column_list": ["k"]}}, "at least two columns"),
         (
             {
                 "type": "expect_column_values_to_not_be_null",
@@ -312,7 +313,7 @@ def test_bad_gold_suites_are_refused(tmp_path, expectation, message):
 
 def test_keyed_rules_are_refused_outside_gold(tmp_path):
     path = tmp_path / "silver.bad.json"
-    rule = {"type": quality.COMPOUND_UNIQUE, "kwargs": {"column_list": ["k"]}}
+    rule = {"type": quality.COMPOUND_UNIQUE, "kwargs": {"column_list": ["k", "j"]}}
     path.write_text(json.dumps({"name": "silver.bad", "expectations": [rule]}))
     with pytest.raises(quality.SuiteError, match="gold tables only"):
         quality._parse(path)
