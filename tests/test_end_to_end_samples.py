@@ -13,7 +13,10 @@ import pytest
 from pyspark.sql import functions as F
 
 from pipelines.core.config import PROJECT_ROOT
+from pipelines.core.graph import load_graph
 from pipelines.orchestration.runner import RunFailed, run_pipeline
+from pipelines.quality.report import build_report
+from pipelines.quality.suites import SUITES_DIR
 from pipelines.store import open_store
 from tests.support.engines import skip_without_delta_spark, with_engine
 from tests.support.tables import BRONZE_TABLES, assert_reconciles
@@ -112,3 +115,50 @@ def test_fail_severity_breach_stops_the_run_with_one_line(config, spark, engine,
     message = str(failure.value)
     assert "only_nobody_acts" in message and "\n" not in message
     assert not Path(tmp_path / "w" / "silver" / "datahub_entity_changes" / "_delta_log").exists()
+
+
+def test_every_gold_table_records_its_suite_and_the_dq_report_shows_it(demo):
+    _config, store, _summary = demo
+    gold = sorted({task.spec().table for task in load_graph().tasks if task.layer == "gold"})
+    results = store.read("ops.dq_results").where(F.col("table").startswith("gold.")).collect()
+    recorded = {r.table for r in results}
+    assert recorded == set(gold)
+    failing = [(r.table, r.expectation) for r in results if not r.success]
+    assert not failing, f"the samples' gold tables break {failing}"
+    for table in gold:  # the rows checked are the rows written
+        counted = {r.element_count for r in results if r.table == table}
+        assert counted == {store.read(table).count()}, table
+    assert {r.expectation for r in results if r.table == "gold.tag_timeline"} >= {
+        "one_current_interval_per_key",
+        "intervals_of_a_key_do_not_overlap",
+        "valid_from_not_after_valid_to",
+    }
+    html = build_report(store)
+    for table in [*gold, "silver.datahub_entity_changes"]:
+        assert f'id="dq-{table}"' in html, table
+
+
+def test_a_breached_gold_fail_rule_stops_the_run_with_one_line(config, spark, engine, tmp_path):
+    """A gold suite whose rule the samples break (a coarser key for the current tags than the
+    timeline's own): the run stops at that table, which is not written, and the outcome is recorded."""
+    suites = tmp_path / "suites"
+    suites.mkdir()
+    suite = json.loads((SUITES_DIR / "gold.tag_timeline.json").read_text())
+    for rule in suite["expectations"]:
+        if rule["meta"]["name"] == "one_current_interval_per_key":
+            rule["kwargs"]["column_list"] = ["source", "tag_urn"]  # one entity per tag at a time
+    (suites / "gold.tag_timeline.json").write_text(json.dumps(suite))
+    landing = tmp_path / "landing"
+    shutil.copytree(SAMPLES / "landing" / "datahub_ece", landing / "datahub_ece")
+    strict = with_engine(config.with_overrides(landing=str(landing), warehouse=str(tmp_path / "w")), engine)
+    strict.raw["quality"]["suites_dir"] = str(suites)
+    with pytest.raises(RunFailed) as failure:
+        run_pipeline(strict, spark=spark)
+    message = str(failure.value)
+    assert "gold.tag_timeline" in message and "one_current_interval_per_key" in message
+    assert "failed for 2 of" in message and "(e.g. datahub|urn:li:tag:pii)" in message
+    assert "\n" not in message
+    assert not Path(tmp_path / "w" / "gold" / "tag_timeline" / "_delta_log").exists()
+    store = open_store(spark, strict.warehouse, engine)
+    breached = store.read("ops.dq_results").where((F.col("table") == "gold.tag_timeline") & ~F.col("success"))
+    assert [r.expectation for r in breached.collect()] == ["one_current_interval_per_key"]

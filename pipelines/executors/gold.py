@@ -16,6 +16,11 @@ new rows all come later is extended from its current rows and new rows alone; th
 groups with an earlier (late) new row are rebuilt from their history, in the same
 commit. Events of a live feed mostly arrive in order, so most groups read no history.
 
+Whatever the path, the rows about to be written (the whole table, or the touched groups
+whole, or the appended rows) are checked against the table's expectation suite first
+(`_gated`): one aggregation over the cached rows, outcomes recorded in `ops.dq_results`, and
+a breached `fail` rule stops the task before anything is written.
+
 The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
 usual incremental case) they are collected and travel as a small literal table
 with a broadcast hint, so reading a group's history is one filtering pass over
@@ -26,7 +31,9 @@ join, so no job to broadcast them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import reduce
+from typing import TypeVar
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -35,6 +42,17 @@ from pyspark.sql.types import StructType
 from gold import GROUP
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_specs import Accumulate, Append, Extend, GoldTableSpec, RebuildGroups
+from pipelines.ops.bookkeeping import record_dq
+from pipelines.quality.suites import (
+    QualityGateError,
+    Suite,
+    breaches,
+    gate_message,
+    load_suite,
+    measure_output,
+    no_rows_outcomes,
+    suites_dir,
+)
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import one_of
 
@@ -50,6 +68,39 @@ LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the dri
 # job of its own to broadcast it, several per gold task; an IN list travels in the plan. Past a
 # few thousand values Spark's parser takes longer than the broadcast.
 INLINE_GROUPS = 5_000
+
+
+T = TypeVar("T")
+
+
+def _suite(spec: GoldTableSpec, ctx: RunContext) -> Suite | None:
+    return load_suite(spec.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
+
+
+def _gated(
+    spec: GoldTableSpec, ctx: RunContext, rows: DataFrame, write: Callable[[DataFrame, int | None], T]
+) -> T:
+    """`write(rows, their count)` once the table's suite passed on `rows`, the rows about to be
+    written (whole groups: whole keys), and its outcomes recorded in `ops.dq_results`.
+
+    The rows are cached: the suite's one aggregation computes them, the write reads them back.
+    A breached `fail` rule records the outcomes and raises `QualityGateError` before anything is
+    written (unless `quality.fail_on_breach` is off)."""
+    suite = _suite(spec, ctx)
+    if suite is None:
+        return write(rows, None)
+    cached = rows.persist()
+    try:
+        count, outcomes = measure_output(cached, suite)
+        fatal = breaches(outcomes)
+        if fatal and ctx.config.section("quality")["fail_on_breach"]:
+            record_dq(ctx, spec.table, outcomes)
+            raise QualityGateError(gate_message(spec.table, fatal[0]))
+        written = write(cached, count)
+    finally:
+        cached.unpersist()
+    record_dq(ctx, spec.table, outcomes)
+    return written
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -88,7 +139,7 @@ def _of_groups(frame: DataFrame, column: str, groups: DataFrame, values: list | 
 
 
 def _replace(
-    spec: GoldTableSpec, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata
+    spec: GoldTableSpec, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata, count=None
 ) -> int:
     """Replace the table's rows of `groups` (a frame of `_group`; `values`: the same as Python
     values when collected, else None) by `rows`, in one commit; returns the rows written."""
@@ -100,17 +151,21 @@ def _replace(
         keys=list(spec.row_key),
         metadata=metadata,
         group_values=values,
+        rows=count,
     )
 
 
 def _full_build(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, int]) -> TaskResult:
-    """Build the whole table in one pass, straight into the write; rows counted from the commit's statistics."""
+    """Build the whole table in one pass, checked then written; rows counted from the commit's statistics."""
     inputs = {s: spec.relevant(s, ctx.store.read(s)) for s in versions}
-    ctx.store.overwrite(
+    metadata = _commit_metadata(spec, ctx, versions, "full")
+    _gated(
+        spec,
+        ctx,
         spec.build(inputs),
-        spec.table,
-        partition_by=list(spec.partition_by),
-        metadata=_commit_metadata(spec, ctx, versions, "full"),
+        lambda rows, count: ctx.store.overwrite(
+            rows, spec.table, partition_by=list(spec.partition_by), metadata=metadata, rows=count
+        ),
     )
     rows = ctx.store.count_added_since(spec.table, None)
     return TaskResult(rows_in=rows, rows_out=rows, message="full build")
@@ -252,7 +307,14 @@ def _append_new_rows(
     store = ctx.store
     before = store.version(spec.table)
     relevant = {s: spec.relevant(s, rows) for s, rows in new_rows.items()}
-    store.append(spec.build(relevant), spec.table, partition_by=list(spec.partition_by), metadata=metadata)
+    _gated(
+        spec,
+        ctx,
+        spec.build(relevant),
+        lambda rows, count: store.append(
+            rows, spec.table, partition_by=list(spec.partition_by), metadata=metadata, rows=count
+        ),
+    )
     return store.count_added_since(spec.table, before)
 
 
@@ -268,7 +330,12 @@ def _accumulate_new_rows(
         touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), few)
         current = _of_groups(store.read(spec.table), spec.group_key, touched, scratch.values())
         rows = spec.incremental.combine(current, spec.build(relevant))
-        return _replace(spec, ctx, rows, touched, scratch.values(), metadata)
+        return _gated(
+            spec,
+            ctx,
+            rows,
+            lambda checked, count: _replace(spec, ctx, checked, touched, scratch.values(), metadata, count),
+        )
     finally:
         scratch.release()
 
@@ -305,7 +372,12 @@ def _replace_touched_groups(
             if scratch.collected is not None:
                 ctx.touched_groups[remembered] = scratch.collected
         history = {s: _of_groups(rows, GROUP, touched, scratch.values()) for s, rows in everything.items()}
-        return _replace(spec, ctx, spec.build(history), touched, scratch.values(), metadata)
+        return _gated(
+            spec,
+            ctx,
+            spec.build(history),
+            lambda rows, count: _replace(spec, ctx, rows, touched, scratch.values(), metadata, count),
+        )
     finally:
         scratch.release()
 
@@ -393,8 +465,17 @@ def _replace_extended_and_rebuilt(
         history = {s: _of_groups(spec.relevant(s, store.read(s)), GROUP, groups, late) for s in present}
         parts.append(spec.build(history))
     touched = sorted(in_order + late, key=str)
-    rows = _union(parts) if parts else store.read(spec.table).limit(0)
-    written = _replace(spec, ctx, rows, scratch.local(touched, schema), touched, metadata)
+    groups = scratch.local(touched, schema)
+    if parts:
+        written = _gated(
+            spec,
+            ctx,
+            _union(parts),
+            lambda rows, count: _replace(spec, ctx, rows, groups, touched, metadata, count),
+        )
+    else:  # no touched group: a commit of the watermarks alone
+        written = _replace(spec, ctx, store.read(spec.table).limit(0), groups, touched, metadata)
+        record_dq(ctx, spec.table, no_rows_outcomes(_suite(spec, ctx)))
     return written, len(in_order), len(late)
 
 

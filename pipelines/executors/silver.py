@@ -28,6 +28,7 @@ from pipelines.quality.suites import (
     Suite,
     breaches,
     flag_rows,
+    gate_message,
     load_suite,
     measure,
     measure_batch,
@@ -362,11 +363,7 @@ def _process(
         fatal = breaches(outcomes)
         if fatal and ctx.config.section("quality")["fail_on_breach"]:
             record_dq(ctx, spec.table, outcomes)
-            first = fatal[0]
-            raise QualityGateError(
-                f"{spec.table}: fail-severity expectation '{first.expectation.name}' failed for "
-                f"{first.unexpected_count} of {first.element_count} rows (e.g. {', '.join(first.examples) or '-'})"
-            )
+            raise QualityGateError(gate_message(spec.table, fatal[0]))
         rejected = narrow.where(F.col("_bad"))
         if quarantined:
             store.merge(

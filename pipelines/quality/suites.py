@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from pipelines.core import defaults
@@ -30,6 +30,13 @@ SEVERITIES = ("warn", "drop", "fail")
 FAILED_DROP = "_failed_drop"
 FAILED_WARN = "_failed_warn"
 FAILED_FAIL = "_failed_fail"
+UNIQUE = "expect_column_values_to_be_unique"
+COMPOUND_UNIQUE = "expect_compound_columns_to_be_unique"
+NO_OVERLAP = "expect_intervals_to_not_overlap_per_key"  # ours: GX has no built-in for it
+# Rules over the rows of a key (`column_list`), evaluated with one window per key in the same
+# aggregation as the row-level rules (`measure_output`): gold tables only, whose rows are written
+# a whole group at a time, so a key's rows are all in the frame checked.
+KEYED = (COMPOUND_UNIQUE, NO_OVERLAP)
 
 
 class SuiteError(ValueError):
@@ -46,10 +53,20 @@ class Expectation:
     type: str
     kwargs: dict[str, Any]
     severity: str
+    example_columns: tuple[str, ...] = ()  # `meta.example_columns`: what names a failing row
 
     @property
     def column(self) -> str | None:
         return self.kwargs.get("column") or self.kwargs.get("column_A")
+
+    @property
+    def keyed(self) -> bool:
+        """Evaluated over the rows of each key (`column_list`), not row by row."""
+        return self.type in KEYED
+
+    @property
+    def key(self) -> tuple[str, ...]:
+        return tuple(self.kwargs.get("column_list", ()))
 
     @property
     def mostly(self) -> float:
@@ -57,7 +74,7 @@ class Expectation:
 
     @property
     def row_level(self) -> bool:
-        return self.type != "expect_column_values_to_be_unique"
+        return self.type != UNIQUE and not self.keyed
 
 
 @dataclass(frozen=True)
@@ -108,6 +125,15 @@ def _unconditional_rule(exp: Expectation) -> str:
         )
         inside = f"array_contains(array({pairs}), named_struct('a', {a}, 'b', {b}))"
         return f"({a} IS NULL OR {b} IS NULL OR {inside})"
+    if t == "expect_column_pair_values_a_to_be_greater_than_b":
+        a, b = _column(kw["column_A"]), _column(kw["column_B"])
+        greater = f"({a} {'>=' if kw.get('or_equal') else '>'} {b})"
+        missing = {
+            "either_value_is_missing": f"{a} IS NULL OR {b} IS NULL",
+            "both_values_are_missing": f"{a} IS NULL AND {b} IS NULL",
+            "neither": "false",
+        }[kw.get("ignore_row_if", "both_values_are_missing")]
+        return f"(({missing}) OR coalesce({greater}, false))"
     col = _column(kw["column"])
     if t == "expect_column_values_to_not_be_null":
         return f"({col} IS NOT NULL)"
@@ -145,10 +171,18 @@ def _failing(exp: Expectation) -> str:
     return f"NOT {_rule(exp)}"
 
 
+def _as_text(columns: tuple[str, ...]) -> str:
+    """The values of `columns` as one text ('null' for a null), joined by '|'."""
+    if not columns:
+        return "NULL"
+    values = [f"coalesce(CAST({_column(c)} AS STRING), 'null')" for c in columns]
+    return values[0] if len(values) == 1 else f"concat_ws('|', {', '.join(values)})"
+
+
 def _example(exp: Expectation) -> str:
-    """A failing row's value as text ('null' for a null), else null."""
-    value = f"CAST({_column(exp.column)} AS STRING)" if exp.column else "NULL"
-    return when(_failing(exp), f"coalesce({value}, 'null')")
+    """A failing row's value as text ('null' for a null; its `example_columns` when the suite
+    names them), else null."""
+    return when(_failing(exp), _as_text(exp.example_columns or ((exp.column,) if exp.column else ())))
 
 
 SUPPORTED = {
@@ -161,8 +195,12 @@ SUPPORTED = {
     "expect_column_values_to_be_between",
     "expect_column_value_lengths_to_be_between",
     "expect_column_pair_values_to_be_in_set",
-    "expect_column_values_to_be_unique",
+    "expect_column_pair_values_a_to_be_greater_than_b",
+    UNIQUE,
+    *KEYED,
 }
+IGNORE_ROW_IF = ("both_values_are_missing", "either_value_is_missing", "neither")  # the first: GX's default
+COMPOUND_IGNORE_ROW_IF = ("all_values_are_missing", "any_value_is_missing", "never")
 
 
 def _parse(path: Path) -> Suite:
@@ -183,15 +221,38 @@ def _parse(path: Path) -> Suite:
             raise SuiteError(f"{where}: unsupported type {exp_type}")
         if severity not in SEVERITIES:
             raise SuiteError(f"{where}: severity must be one of {SEVERITIES}")
-        if exp_type == "expect_column_values_to_be_unique" and severity != "warn":
+        if exp_type == UNIQUE and severity != "warn":
             raise SuiteError(f"{where}: uniqueness is table-level and can only warn")
+        kwargs = dict(item.get("kwargs", {}))
+        _check_kwargs(where, table, exp_type, severity, kwargs)
         if name in names:
             raise SuiteError(f"{where}: duplicate name")
         if not re.fullmatch(r"[A-Za-z0-9_.:\-]+", name):
             raise SuiteError(f"{where}: name must be a short identifier")
         names.add(name)
-        expectations.append(Expectation(name, exp_type, dict(item.get("kwargs", {})), severity))
+        example = tuple(meta.get("example_columns", ()))
+        expectations.append(Expectation(name, exp_type, kwargs, severity, example))
     return Suite(table, tuple(expectations), path)
+
+
+def _check_kwargs(where: str, table: str, exp_type: str, severity: str, kwargs: dict) -> None:
+    """What a suite file can get wrong about the rules only gold suites use."""
+    gold = str(table).startswith("gold.")
+    if gold and severity == "drop":
+        raise SuiteError(f"{where}: a gold table has no quarantine, so no drop rules (warn or fail)")
+    if exp_type in KEYED:
+        if not gold:
+            raise SuiteError(f"{where}: {exp_type} is evaluated on gold tables only")
+        if not kwargs.get("column_list"):
+            raise SuiteError(f"{where}: {exp_type} needs column_list (the key)")
+    if exp_type == COMPOUND_UNIQUE and len(kwargs["column_list"]) < 2:
+        # GX's rule: one column is expect_column_values_to_be_unique
+        raise SuiteError(f"{where}: {exp_type} needs at least two columns in column_list")
+    if exp_type == NO_OVERLAP and not (kwargs.get("from_column") and kwargs.get("to_column")):
+        raise SuiteError(f"{where}: {exp_type} needs from_column and to_column")
+    allowed = COMPOUND_IGNORE_ROW_IF if exp_type == COMPOUND_UNIQUE else IGNORE_ROW_IF
+    if kwargs.get("ignore_row_if", allowed[0]) not in allowed:
+        raise SuiteError(f"{where}: ignore_row_if must be one of {allowed}")
 
 
 def suites_dir(setting: str | None = None) -> Path:
@@ -310,7 +371,12 @@ def _rule_outcomes(row: Row, exps: list[Expectation], total: int) -> list[Outcom
 
 
 def _table_level(suite: Suite | None) -> list[Expectation]:
-    return [e for e in suite.expectations if not e.row_level] if suite is not None else []
+    """The uniqueness rules (`expect_column_values_to_be_unique`), measured on the rows written."""
+    return [e for e in suite.expectations if e.type == UNIQUE] if suite is not None else []
+
+
+def _keyed(suite: Suite | None) -> list[Expectation]:
+    return [e for e in suite.expectations if e.keyed] if suite is not None else []
 
 
 def no_rows_uniqueness(suite: Suite | None) -> list[Outcome]:
@@ -319,8 +385,10 @@ def no_rows_uniqueness(suite: Suite | None) -> list[Outcome]:
 
 
 def no_rows_outcomes(suite: Suite | None) -> list[Outcome]:
-    """What `measure` then `measure_uniqueness` report for no rows, without a Spark job."""
-    return [Outcome(exp, 0, 0, ()) for exp in _row_level(suite)] + no_rows_uniqueness(suite)
+    """What `measure` then `measure_uniqueness` (or `measure_output`) report for no rows, without
+    a Spark job."""
+    keyed = [Outcome(exp, 0, 0, ()) for exp in _keyed(suite)]
+    return [Outcome(exp, 0, 0, ()) for exp in _row_level(suite)] + keyed + no_rows_uniqueness(suite)
 
 
 def measure_uniqueness(output: DataFrame, suite: Suite | None, distinct_of: str | None = None):
@@ -392,6 +460,110 @@ def measure_batch(narrow: DataFrame, suite: Suite | None, reject_flag: str, dist
     )
 
 
+def _present(exp: Expectation) -> str:
+    """SQL text, true for the rows a keyed rule looks at: those meeting its `row_condition`,
+    without the key values its `ignore_row_if` skips."""
+    kw = exp.kwargs
+    checks = []
+    condition = kw.get("row_condition")
+    if condition is not None:
+        if kw.get("condition_parser") != "spark":
+            raise SuiteError(f"{exp.name}: row_condition needs condition_parser 'spark'")
+        checks.append(f"coalesce(({condition}), false)")
+    nulls = [f"{_column(c)} IS NULL" for c in exp.key]
+    skip = kw.get("ignore_row_if", COMPOUND_IGNORE_ROW_IF[0]) if exp.type == COMPOUND_UNIQUE else "never"
+    if skip == "all_values_are_missing":
+        checks.append(f"NOT ({' AND '.join(nulls)})")
+    elif skip == "any_value_is_missing":
+        checks.append(f"NOT ({' OR '.join(nulls)})")
+    return " AND ".join(f"({c})" for c in checks) or "true"
+
+
+def _keyed_failures(
+    frame: DataFrame, keyed: list[Expectation]
+) -> tuple[DataFrame, list[tuple[Column, Column]]]:
+    """`frame` with, per keyed rule, whether a row breaks it and which key it names.
+
+    One window per distinct key, ordered by the intervals of its overlap rules, so that the
+    rules of one key (one current interval, no overlap) share one shuffle and one sort.
+    `expect_compound_columns_to_be_unique`: the rows of a key seen more than once (GX counts
+    every row of a duplicated key). `expect_intervals_to_not_overlap_per_key`: the intervals that
+    begin before an earlier interval of their key (by start, then end, open last) ends; an
+    interval ends at `to_column` (excluded; null: still open), so one beginning where another
+    ends does not overlap it."""
+    orders: dict[tuple[str, ...], list[Column]] = {}
+    for exp in keyed:
+        order = orders.setdefault(exp.key, [])
+        if exp.type == NO_OVERLAP:
+            order += [
+                F.col(exp.kwargs["from_column"]).asc_nulls_last(),
+                F.col(exp.kwargs["to_column"]).asc_nulls_last(),
+            ]
+    windows = {
+        key: Window.partitionBy(*key).orderBy(*order) if order else Window.partitionBy(*key)
+        for key, order in orders.items()
+    }
+    columns, results = {}, []
+    for i, exp in enumerate(keyed):
+        window = windows[exp.key]
+        present = column(_present(exp))
+        if exp.type == COMPOUND_UNIQUE:
+            everyone = window.rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+            seen = F.sum(F.when(present, 1).otherwise(0)).over(everyone if orders[exp.key] else window)
+            failing = present & (seen > 1)
+        else:
+            start, end = F.col(exp.kwargs["from_column"]), F.col(exp.kwargs["to_column"])
+            before = window.rowsBetween(Window.unboundedPreceding, -1)
+            open_before = F.max(present & end.isNull()).over(before)
+            latest_end = F.max(F.when(present, end)).over(before)
+            overlaps = F.coalesce(open_before, F.lit(False)) | F.coalesce(latest_end > start, F.lit(False))
+            failing = present & overlaps
+        flag, example = f"_keyed_failed{i}", f"_keyed_example{i}"
+        columns[flag] = failing
+        columns[example] = F.when(failing, column(_as_text(exp.example_columns or exp.key)))
+        results.append((F.col(flag), F.col(example)))
+    return (frame.withColumns(columns) if columns else frame), results
+
+
+def measure_output(output: DataFrame, suite: Suite | None) -> tuple[int, list[Outcome]]:
+    """Row count and the outcome of every rule of `suite` on `output` (rows about to be written:
+    whole keys, for the keyed rules), all from one aggregation: one Spark job, plus a shuffle
+    per distinct key of the keyed rules. Returns (rows, outcomes in the suite's order)."""
+    exps = _row_level(suite)
+    keyed = _keyed(suite)
+    unique = _table_level(suite)
+    frame, keyed_results = _keyed_failures(output, keyed)
+    keyed_aggs = []
+    for i, (failing, example) in enumerate(keyed_results):
+        keyed_aggs += [
+            F.sum(F.when(failing, 1).otherwise(0)).alias(f"_ku{i}"),
+            F.min(example).alias(f"_klo{i}"),
+            F.max(example).alias(f"_khi{i}"),
+        ]
+    row = frame.agg(
+        F.count(F.lit(1)).alias("_n"),
+        *_rule_aggregates(exps, precomputed=False),
+        *keyed_aggs,
+        *_uniqueness_aggregates(unique, None),
+    ).first()
+    total = int(row["_n"])
+    found = {o.expectation.name: o for o in _rule_outcomes(row, exps, total)}
+    for i, exp in enumerate(keyed):
+        examples = tuple(dict.fromkeys(v[:200] for v in (row[f"_klo{i}"], row[f"_khi{i}"]) if v is not None))
+        found[exp.name] = Outcome(exp, total, int(row[f"_ku{i}"] or 0), examples)
+    found.update((o.expectation.name, o) for o in _uniqueness_outcomes(row, unique, total))
+    return total, [found[e.name] for e in suite.expectations] if suite is not None else []
+
+
+def gate_message(table: str, outcome: Outcome) -> str:
+    """The one-line reason a breached `fail` rule stops the run with."""
+    return (
+        f"{table}: fail-severity expectation '{outcome.expectation.name}' failed for "
+        f"{outcome.unexpected_count} of {outcome.element_count} rows "
+        f"(e.g. {', '.join(outcome.examples) or '-'})"
+    )
+
+
 def breaches(outcomes: list[Outcome]) -> list[Outcome]:
     """`fail`-severity rules that did not pass."""
     return [o for o in outcomes if o.expectation.severity == "fail" and not o.success]
@@ -402,17 +574,11 @@ def to_gx_result(table: str, outcomes: list[Outcome], run_id: str):
     import great_expectations as gx
     from great_expectations.core import ExpectationSuiteValidationResult, ExpectationValidationResult
 
-    suite = gx.ExpectationSuite(
-        name=table,
-        expectations=[
-            {"type": o.expectation.type, "kwargs": o.expectation.kwargs, "meta": _meta(o.expectation)}
-            for o in outcomes
-        ],
-    )
+    configurations = _configurations(gx, [o.expectation for o in outcomes])
     results = [
         ExpectationValidationResult(
             success=o.success,
-            expectation_config=exp.configuration,
+            expectation_config=configuration,
             result={
                 "element_count": o.element_count,
                 "unexpected_count": o.unexpected_count,
@@ -420,7 +586,7 @@ def to_gx_result(table: str, outcomes: list[Outcome], run_id: str):
                 "partial_unexpected_list": list(o.examples),
             },
         )
-        for o, exp in zip(outcomes, suite.expectations, strict=True)
+        for o, configuration in zip(outcomes, configurations, strict=True)
     ]
     return ExpectationSuiteValidationResult(
         success=all(r.success for r in results),
@@ -433,6 +599,21 @@ def to_gx_result(table: str, outcomes: list[Outcome], run_id: str):
         },
         meta={"run_id": run_id},
     )
+
+
+def _configurations(gx, exps: list[Expectation]) -> list:
+    """The GX `ExpectationConfiguration`s of `exps`: built-ins through one GX suite (which checks
+    and normalises their kwargs), our own types (`OWN_TYPES`, which GX does not know) as they are."""
+    from great_expectations.expectations.expectation_configuration import ExpectationConfiguration
+
+    specs = [{"type": e.type, "kwargs": e.kwargs, "meta": _meta(e)} for e in exps]
+    builtin = [i for i, e in enumerate(exps) if e.type not in OWN_TYPES]
+    suite = gx.ExpectationSuite(name="results", expectations=[specs[i] for i in builtin])
+    configured = dict(zip(builtin, (x.configuration for x in suite.expectations), strict=True))
+    return [configured.get(i) or ExpectationConfiguration(**specs[i]) for i in range(len(exps))]
+
+
+OWN_TYPES = (NO_OVERLAP,)  # expectation types of ours, not GX's
 
 
 def _meta(exp: Expectation) -> dict:

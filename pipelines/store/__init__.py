@@ -234,11 +234,13 @@ class TableStore:
         partition_by: list[str] | None = None,
         partitions: list[dict[str, Any]] | None = None,
         metadata: dict | None = None,
+        rows: int | None = None,
     ) -> None:
-        """Replace the table, or only `partitions` (e.g. [{"event_date": "2024-01-01"}]), atomically."""
+        """Replace the table, or only `partitions` (e.g. [{"event_date": "2024-01-01"}]), atomically.
+        `rows`: as for `append`."""
         self._create_schema(name)
         with _writing(self.ref(name)):
-            self.engine.overwrite(df, self.ref(name), partition_by or [], partitions, _encode(metadata))
+            self.engine.overwrite(df, self.ref(name), partition_by or [], partitions, _encode(metadata), rows)
         self.register(name)
 
     def merge(
@@ -266,18 +268,19 @@ class TableStore:
         keys: list[str],
         metadata: dict | None = None,
         group_values: list | None = None,
+        rows: int | None = None,
     ) -> int:
         """Replace whole groups: delete the rows whose `group_key` is in `groups` (a frame holding a
         `group_key` column) or whose `keys` match a row of `df`, insert `df`, in one commit.
         Returns the rows of `df` written. With unique `keys` this equals a merge on `keys` that also
         deletes the groups' rows `df` no longer holds, which is how gold replaces recomputed groups.
         `group_values`: the same groups as Python values, when the caller has collected them;
-        an engine may then find the rows to replace without a Spark job.
+        an engine may then find the rows to replace without a Spark job. `rows`: as for `append`.
         """
         self._create_schema(name)
         with _writing(self.ref(name)):
             written = self.engine.replace_groups(
-                df, self.ref(name), group_key, groups, keys, _encode(metadata), group_values
+                df, self.ref(name), group_key, groups, keys, _encode(metadata), group_values, rows
             )
         self.register(name)
         return written

@@ -356,12 +356,12 @@ class DeltaRsEngine(Engine):
             partition_by = table.metadata().partition_columns
         self._commit(path, df, partition_by, [], "append", None, metadata)
 
-    def overwrite(self, df, path, partition_by, partitions, metadata) -> None:
+    def overwrite(self, df, path, partition_by, partitions, metadata, rows=None) -> None:
         table = self._table(path)
         if table is not None:
             df = self._aligned(df, table)
             partition_by = table.metadata().partition_columns
-        actions = self._stage(df, path, partition_by)
+        actions = self._stage(df, path, partition_by, rows)
         if table is None:
             self._commit(path, df, partition_by, actions, "append", None, metadata)
             return
@@ -456,7 +456,9 @@ class DeltaRsEngine(Engine):
         finally:
             shutil.rmtree(source_dir, ignore_errors=True)
 
-    def replace_groups(self, df, path, group_key, groups, keys, metadata, group_values=None) -> int:
+    def replace_groups(
+        self, df, path, group_key, groups, keys, metadata, group_values=None, rows=None
+    ) -> int:
         """Copy-on-write, only for the data files holding affected rows.
 
         1. Spark writes `df` to a staging folder (the only pass over `df`, so it is never
@@ -471,13 +473,13 @@ class DeltaRsEngine(Engine):
         """
         table = self._table(path)
         if table is None:
-            actions = self._stage(df, path, [])
+            actions = self._stage(df, path, [], rows)
             self._commit(path, df, [], actions, "append", None, metadata)
             return _records(actions)
         df = self._aligned(df, table)
         table = self._table(path)
         partition_by = table.metadata().partition_columns
-        new_dir = self._write_staging(df, path, partition_by)
+        new_dir = self._write_staging(df, path, partition_by, rows)
         new_files = [str(f) for f in Path(new_dir).rglob("*.parquet")]
         if group_values is not None and len(keys) == 1 and not {group_key, *keys} & set(partition_by):
             doomed, kept_dir = self._copy_kept_rows_by_arrow(

@@ -273,7 +273,7 @@ class DeltaSparkEngine(Engine):
         with session_conf(self.spark, {"spark.databricks.delta.skipRecordingEmptyCommits": "false"}):
             self.append(df.limit(0), path, partition_by, metadata)
 
-    def overwrite(self, df, path, partition_by, partitions, metadata) -> None:
+    def overwrite(self, df, path, partition_by, partitions, metadata, rows=None) -> None:
         writer = self._writer(df, "overwrite", partition_by, metadata)
         if partitions and self.exists(path):
             clauses = []

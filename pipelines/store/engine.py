@@ -143,8 +143,10 @@ class Engine(ABC):
         partition_by: list[str],
         partitions: list[dict[str, Any]] | None,
         metadata: str | None,
+        rows: int | None = None,
     ) -> None:
-        """Replace the whole table, or only the listed partitions (each a {column: value} dict)."""
+        """Replace the whole table, or only the listed partitions (each a {column: value} dict).
+        `rows`: as for `append`."""
 
     @abstractmethod
     def merge(
@@ -168,10 +170,12 @@ class Engine(ABC):
         keys: list[str],
         metadata: str | None,
         group_values: list | None = None,
+        rows: int | None = None,
     ) -> int:
         """Atomically delete the rows whose `group_key` is in `groups` (a frame with that column) or
         whose `keys` match a row of `df`, and insert `df`; returns the rows of `df` written.
-        `group_values`, when given, are the values of `groups` (collected by the caller).
+        `group_values`, when given, are the values of `groups` (collected by the caller);
+        `rows`, when given, how many rows `df` holds (as for `append`).
 
         This default is a merge on `keys` that also deletes the groups' rows `df` no longer has;
         engines may rewrite only the data files holding affected rows instead.
