@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
 from pipelines.core.config import load_config
-from pipelines.runtime.spark import DeltaJarsUnavailable, get_spark
+from pipelines.orchestration.runner import run_pipeline
+from pipelines.runtime.spark import SMALL_INPUT_CONF, DeltaJarsUnavailable, get_spark, session_conf
 from pipelines.runtime.tuning.class_archive import ENV as CLASS_ARCHIVE_ENV
 from pipelines.store import open_store
 from tests.support.engines import DELTA_SPARK_MISSING, skip_without_delta_spark, with_engine
+from tests.support.runs import SAMPLES
 
 # No JVM class archive in the suite, its `lakehouse` subprocesses included: they would map one a
 # previous run left in the user's cache, or each record one (tests/pipelines/test_class_archive.py).
@@ -36,16 +39,28 @@ def spark(config):
     session.stop()
 
 
+@pytest.fixture
+def small_input(spark):
+    """Plans run as the pipeline runs a small input (`SMALL_INPUT_CONF`: interpreted, one
+    partition, no adaptive re-planning). Transform tests over a few hand-written rows use it: they
+    would otherwise spend most of their time compiling generated code for each new plan. The
+    generated-code path is the one the generated-scale test takes."""
+    with session_conf(spark, SMALL_INPUT_CONF):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _catalog_left_empty(request):
     """Catalog tables a test registered (delta-spark names its tables) go with the test: the
-    suite's one session would otherwise resolve `gold.x` to another test's warehouse."""
+    suite's one session would otherwise resolve `gold.x` to another test's warehouse.
+    (`SHOW DATABASES` answers in a quarter of the time `spark.catalog.listDatabases()` takes,
+    which adds up over every test.)"""
     yield
     if "spark" in request.fixturenames:
         spark = request.getfixturevalue("spark")
-        for database in spark.catalog.listDatabases():
-            if database.name != "default":
-                spark.sql(f"DROP DATABASE IF EXISTS `{database.name}` CASCADE")
+        for (database,) in spark.sql("SHOW DATABASES").collect():
+            if database != "default":
+                spark.sql(f"DROP DATABASE IF EXISTS `{database}` CASCADE")
 
 
 @pytest.fixture(params=["delta-rs", pytest.param("delta-spark", marks=pytest.mark.slow)])
@@ -54,6 +69,18 @@ def engine(request, spark) -> str:
     `slow` (Delta's JVM engine pays seconds per commit that delta-rs does not): `make test-all`."""
     skip_without_delta_spark(request.param)
     return request.param
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(config, spark, tmp_path_factory):
+    """(config, run summary) of the bundled samples run through bronze, silver and gold by the
+    delta-rs engine, built once for the suite. Tests only read it; one that writes copies it."""
+    root = tmp_path_factory.mktemp("samples")
+    shutil.copytree(SAMPLES, root / "landing")
+    built = with_engine(
+        config.with_overrides(landing=str(root / "landing"), warehouse=str(root / "warehouse")), "delta-rs"
+    )
+    return built, run_pipeline(built, spark=spark)
 
 
 @pytest.fixture

@@ -31,16 +31,20 @@ BOTH_ENGINES = [pytest.param("delta-rs"), pytest.param("delta-spark", marks=pyte
 
 @pytest.fixture(scope="module", params=BOTH_ENGINES)
 def demo(request, config, spark, tmp_path_factory):
-    """A warehouse built from the samples by one full run of each engine, read by that engine."""
+    """A warehouse built from the samples by one full run of each engine, read by that engine
+    (delta-rs' is the suite's shared sample warehouse)."""
     engine = request.param
     skip_without_delta_spark(engine)
-    root = tmp_path_factory.mktemp(f"demo-{engine}")
-    landing = root / "landing"
-    shutil.copytree(SAMPLES / "landing", landing)
-    demo_config = with_engine(
-        config.with_overrides(landing=str(landing), warehouse=str(root / "warehouse")), engine
-    )
-    summary = run_pipeline(demo_config, spark=spark)
+    if engine == "delta-rs":
+        demo_config, summary = request.getfixturevalue("sample_warehouse")
+    else:
+        root = tmp_path_factory.mktemp(f"demo-{engine}")
+        landing = root / "landing"
+        shutil.copytree(SAMPLES / "landing", landing)
+        demo_config = with_engine(
+            config.with_overrides(landing=str(landing), warehouse=str(root / "warehouse")), engine
+        )
+        summary = run_pipeline(demo_config, spark=spark)
     store = open_store(spark, demo_config.warehouse, engine)
     assert store.engine.name == engine
     return demo_config, store, summary
@@ -87,8 +91,12 @@ def test_spec_samples_come_out_typed(demo):
 
 
 @pytest.mark.slow  # runs the whole pipeline a second time
-def test_second_run_changes_no_table(demo, spark):
-    config, store, _summary = demo
+def test_second_run_changes_no_table(demo, spark, tmp_path):
+    built, _store, _summary = demo
+    shutil.copytree(built.landing, tmp_path / "landing")
+    shutil.copytree(built.warehouse, tmp_path / "warehouse")
+    config = built.with_overrides(landing=str(tmp_path / "landing"), warehouse=str(tmp_path / "warehouse"))
+    store = open_store(spark, config.warehouse, built.engine)
     data_tables = [t for t in store.tables() if not t.startswith("ops.")]
     before = {t: store.version(t) for t in data_tables}
     run_pipeline(config, spark=spark)

@@ -74,6 +74,7 @@ def _assert_log_counts_equal_bronze_rows(store) -> None:
     assert logged == in_bronze
 
 
+@pytest.mark.slow  # the whole pipeline, then the report
 def test_a_truncated_gzip_beside_good_files_does_not_stop_the_run(spark, landing, tmp_path, store, capsys):
     warehouse = tmp_path / "warehouse"
     _truncated_gzip(landing / "datahub_ece" / "cut.jsonl.gz", CHANGES)

@@ -16,6 +16,7 @@ from pipelines.store import open_store
 from tests.support.engines import skip_without_delta_spark
 
 REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # Delta's JVM engine pays seconds per commit
 
 
 @pytest.fixture
@@ -77,7 +78,6 @@ def test_with_a_catalog_the_tables_are_that_catalogs_managed_tables(delta_spark,
     assert not (tmp_path / "warehouse" / "gold").exists()
 
 
-@pytest.mark.slow
 def test_lakehouse_run_and_sql_on_delta_spark_from_the_command_line(delta_spark, tmp_path):
     """What a user types: the run names its engine first; `DESCRIBE HISTORY gold.<t>` answers."""
     conf = tmp_path / "delta-spark.yaml"

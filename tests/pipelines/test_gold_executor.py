@@ -83,7 +83,7 @@ def _rows(ctx, table, *columns):
 
 @pytest.fixture(
     scope="module",
-    params=[gold_executor.INLINE_GROUPS, pytest.param(0, marks=pytest.mark.slow)],
+    params=[pytest.param(value, marks=pytest.mark.slow) for value in (gold_executor.INLINE_GROUPS, 0)],
     ids=["groups-in-list", "groups-joined"],
 )
 def built(request, spark, config, tmp_path_factory):
@@ -155,6 +155,7 @@ def test_late_add_rewrites_the_interval_like_a_full_build(built):
     assert start == T0 + 1000  # the late ADD opened it; the later ADD opened nothing
 
 
+@pytest.mark.slow  # runs gold more than once
 def test_an_event_at_the_newest_known_instant_is_rebuilt_not_appended(spark, config, tmp_path):
     """At one instant an ADD sorts before a REMOVE, so an ADD arriving after a REMOVE of the
     same millisecond changes nothing; appended after it, it would reopen the tag. The extension
@@ -211,6 +212,7 @@ def _activity_from_scratch(ctx):
     )
 
 
+@pytest.mark.slow  # runs gold more than once
 def test_counts_add_up_without_history_until_a_source_is_rewritten(spark, config, tmp_path):
     stepwise = _context(spark, tmp_path / "stepwise", config)
     once = _context(spark, tmp_path / "once", config)
@@ -234,9 +236,10 @@ def test_counts_add_up_without_history_until_a_source_is_rewritten(spark, config
     assert ("urn:li:corpuser:a", "TAG_ADD", 1) in [(a, t, n) for _d, a, _s, t, n in _activity(stepwise)]
 
 
+@pytest.mark.slow  # runs gold more than once
 @pytest.mark.parametrize(
     "inline_groups",
-    [gold_executor.INLINE_GROUPS, pytest.param(0, marks=pytest.mark.slow)],
+    [gold_executor.INLINE_GROUPS, 0],
     ids=["in-lists", "joins"],
 )
 def test_proposal_tables_find_their_touched_groups_once_per_run(

@@ -13,21 +13,15 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.core.config import PROJECT_ROOT
-from pipelines.orchestration.runner import run_pipeline
-from tests.support.engines import with_engine
-from tests.support.runs import SAMPLES
 
 DATASET = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
 ENGINES = ("spark", "duckdb")
 
 
 @pytest.fixture(scope="module")
-def demo_warehouse(spark, config, tmp_path_factory):
-    """The bundled samples through bronze, silver and gold (delta-rs), once for the module."""
-    path = tmp_path_factory.mktemp("duckdb") / "warehouse"
-    demo = with_engine(config, "delta-rs").with_overrides(landing=str(SAMPLES), warehouse=str(path))
-    run_pipeline(demo, spark=spark)
-    return path
+def demo_warehouse(sample_warehouse):
+    """The bundled samples through bronze, silver and gold (delta-rs)."""
+    return sample_warehouse[0].warehouse
 
 
 def portable_queries() -> list[tuple[str, str]]:

@@ -1,0 +1,10 @@
+"""Silver tests type a few hand-written records: they run as the pipeline runs a small input."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _small_input(small_input):
+    yield
