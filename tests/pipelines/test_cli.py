@@ -61,6 +61,7 @@ def test_run_every_reports_a_locked_warehouse_and_keeps_ticking(spark, landing, 
     assert not SUMMARY.search(out)
 
 
+@pytest.mark.slow  # a whole task the way a job cluster runs it; the job-cluster simulation runs them all
 def test_lakehouse_task_runs_exactly_one_task(spark, landing, tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("DATABRICKS_RUNTIME_VERSION", "17.3")  # the databricks profile: reuse the session
     warehouse = tmp_path / "warehouse"

@@ -267,6 +267,7 @@ def test_proposal_tables_find_their_touched_groups_once_per_run(
     assert ("ACCEPTED", "STATUS_EVENT") in decided
 
 
+@pytest.mark.slow  # runs gold more than once
 def test_pending_rows_weigh_a_task_by_the_rows_it_would_scan(spark, config, tmp_path):
     """What the runner weighs a gold task by (`pipelines.orchestration.runner`), from Delta statistics."""
     ctx = _context(spark, tmp_path, config)

@@ -17,6 +17,7 @@ from pipelines.store.engine import Engine
 from tests.support.tables import spark_jobs
 
 UTC = dt.timezone.utc
+pytestmark = pytest.mark.usefixtures("small_input")  # a few rows per table: run as a small input
 
 
 @pytest.fixture
