@@ -1,7 +1,7 @@
 """The runner runs tasks whose upstream tasks are done side by side (`run.parallel_tasks`):
 up to N at once, or with `auto` small tasks beside small ones and large tasks alone.
 
-The toy tasks (`tests/pipelines/toy_graph`) meet at a two-party rendezvous inside their
+The toy tasks (`tests/support/toy_graph`) meet at a two-party rendezvous inside their
 transform: they only get past it when both run at the same time, so one by one the
 first fails, and side by side both pass. Real silver executions on real Delta tables,
 scheduled by the runner's `_run_graph` (`run_pipeline` selects tasks by layer, and the
