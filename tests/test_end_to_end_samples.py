@@ -19,6 +19,7 @@ from pipelines.quality.report import build_report
 from pipelines.quality.suites import SUITES_DIR
 from pipelines.store import open_store
 from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.runs import graph_up_to
 from tests.support.tables import BRONZE_TABLES, assert_reconciles
 
 SAMPLES = PROJECT_ROOT / "samples"
@@ -148,7 +149,8 @@ def test_every_gold_table_records_its_suite_and_the_dq_report_shows_it(demo):
 
 def test_a_breached_gold_fail_rule_stops_the_run_with_one_line(config, spark, engine, tmp_path):
     """A gold suite whose rule the samples break (a coarser key for the current tags than the
-    timeline's own): the run stops at that table, which is not written, and the outcome is recorded."""
+    timeline's own): the run stops at that table, which is not written, and the outcome is recorded.
+    The run builds the tag timeline and the tables it reads, as the whole pipeline would."""
     suites = tmp_path / "suites"
     suites.mkdir()
     suite = json.loads((SUITES_DIR / "gold.tag_timeline.json").read_text())
@@ -161,7 +163,7 @@ def test_a_breached_gold_fail_rule_stops_the_run_with_one_line(config, spark, en
     strict = with_engine(config.with_overrides(landing=str(landing), warehouse=str(tmp_path / "w")), engine)
     strict.raw["quality"]["suites_dir"] = str(suites)
     with pytest.raises(RunFailed) as failure:
-        run_pipeline(strict, spark=spark)
+        run_pipeline(strict, spark=spark, graph=graph_up_to("gold_tag_timeline"))
     message = str(failure.value)
     assert "gold.tag_timeline" in message and "one_current_interval_per_key" in message
     assert "failed for 2 of" in message and "(e.g. datahub|urn:li:tag:pii)" in message
