@@ -25,15 +25,33 @@ def config():
     return load_config()
 
 
+def _suite_session(config, engine: str):
+    """The profile's session settings but Spark's own default parallelism (a partition per core):
+    most tests build their input from a few hand-written rows, which `createDataFrame` splits over
+    that many partitions, and the profile's larger figure only adds tasks to every stage over them."""
+    settings = with_engine(config, engine)
+    settings.profile["spark_conf"].pop("spark.default.parallelism", None)
+    return settings
+
+
+def pytest_collection_finish(session):
+    """Every delta-spark test is `slow`: a selection without one (`make test`) starts its JVM
+    without Delta's jars, which would only lengthen its start."""
+    if not any(item.get_closest_marker("slow") for item in session.items):
+        DELTA_SPARK_MISSING.append("the selection has no slow test, so its session has no Delta jars")
+
+
 @pytest.fixture(scope="session")
 def spark(config):
     """One JVM for the suite, carrying Delta's jars so both engines run on it (the delta-rs engine
-    never touches Delta's classes). Without Maven Central the delta-spark tests skip, saying why."""
+    never touches Delta's classes). Without Maven Central, or in a selection without slow tests,
+    the delta-spark tests skip, saying why."""
+    engine = "delta-rs" if DELTA_SPARK_MISSING else "delta-spark"
     try:
-        session = get_spark(with_engine(config, "delta-spark"))
+        session = get_spark(_suite_session(config, engine))
     except DeltaJarsUnavailable as exc:
         DELTA_SPARK_MISSING.append(str(exc))
-        session = get_spark(with_engine(config, "delta-rs"))
+        session = get_spark(_suite_session(config, "delta-rs"))
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()
