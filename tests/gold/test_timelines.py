@@ -241,7 +241,7 @@ def test_current_view_and_as_of_sql(spark, sources):
                 dh("e3", "10:30", "TAG", "ADD", entity=FIELD, tagUrn="urn:li:tag:Email"),
             ]
         ),
-    )
+    ).localCheckpoint()  # built once: the four queries below read it
     built.createOrReplaceTempView("tag_timeline_test")
 
     def query(sql: str) -> list[tuple]:

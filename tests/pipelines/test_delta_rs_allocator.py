@@ -24,7 +24,7 @@ KEEP_EVERYTHING = "dirty_decay_ms:-1,muzzy_decay_ms:-1"  # jemalloc never hands 
 
 # Applies the default profile's allocator setting first, as every command does, then lets delta-rs group a million
 # distinct keys (its hash table and decoded batches: ~180 MB in Rust), drops the result and
-# waits up to 4 s for the RSS to fall below half of what the query added.
+# waits up to the given seconds for the RSS to fall below half of what the query added.
 CHILD = """
 import json, os, sys, time
 from pipelines.core.config import load_config
@@ -37,7 +37,7 @@ table = DeltaTable(sys.argv[1])
 before = rss_mb()
 QueryBuilder().register("t", table).execute("select k, count(*) from t group by k").read_all()
 peak = rss_mb()
-deadline = time.monotonic() + 4
+deadline = time.monotonic() + float(sys.argv[3])
 while time.monotonic() < deadline and rss_mb() > before + (peak - before) / 2:
     time.sleep(0.1)
 print(json.dumps({"before": before, "peak": peak, "after": rss_mb(), "setting": os.environ.get(sys.argv[2])}))
@@ -53,13 +53,17 @@ def keyed_table(tmp_path_factory) -> str:
     return path
 
 
-def _query_in_new_interpreter(table: str, setting: str | None) -> tuple[dict, str]:
+def _query_in_new_interpreter(table: str, setting: str | None, wait: float = 4) -> tuple[dict, str]:
     env = {k: v for k, v in os.environ.items() if k != VARIABLE}
     if setting is not None:
         env[VARIABLE] = setting
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY), env.get("PYTHONPATH")]))
     done = subprocess.run(
-        [sys.executable, "-c", CHILD, table, VARIABLE], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, table, VARIABLE, str(wait)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
@@ -74,7 +78,8 @@ def test_delta_rs_hands_the_memory_of_a_query_back_within_seconds(keyed_table):
 
 
 def test_a_users_own_allocator_setting_wins(keyed_table):
-    kept, _ = _query_in_new_interpreter(keyed_table, KEEP_EVERYTHING)
+    # twice the decay time of the setting the test above checks: its pages would be back by then
+    kept, _ = _query_in_new_interpreter(keyed_table, KEEP_EVERYTHING, wait=2)
     assert kept["setting"] == KEEP_EVERYTHING
     # the control: with jemalloc's pages kept, the RSS stays where the query left it
     assert kept["after"] - kept["before"] >= 0.9 * (kept["peak"] - kept["before"]), kept
