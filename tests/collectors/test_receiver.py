@@ -34,6 +34,7 @@ SECRET = "s3cret-for-the-receiver"
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
 
 
+@pytest.mark.slow  # loads the receiver with thousands of concurrent requests
 def test_thousands_of_concurrent_posts_are_each_landed_exactly_once(tmp_path):
     bodies = [(route, body) for route in ROUTES for body in unique_bodies(route, 1_500)]
     with running_receiver(tmp_path) as url:

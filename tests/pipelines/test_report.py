@@ -218,6 +218,7 @@ def chromium() -> str | None:
     )
 
 
+@pytest.mark.slow  # starts a browser, twice
 @pytest.mark.skipif(
     chromium() is None, reason="chromium is not installed (apt-get install -y chromium chromium-driver)"
 )
