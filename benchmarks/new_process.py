@@ -50,7 +50,7 @@ def class_archive_use(spark) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the graph once; exit 1 (with the reason in the JSON line) when a task failed."""
-    from benchmarks.workload import restrict_graph, with_engine
+    from benchmarks.workload import with_engine
     from pipelines.core.config import load_config
     from pipelines.core.graph import load_graph
     from pipelines.orchestration.runner import LAYERS, RunFailed, run_pipeline
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)
     config = with_engine(config, args.engine)
-    graph = restrict_graph(load_graph(), args.tasks) if args.tasks else load_graph()
+    graph = load_graph().up_to(args.tasks) if args.tasks else load_graph()
     spark = get_spark(config, java_options_for_one_run(config, LAYERS, graph))  # as `lakehouse run` starts it
     ready = time.monotonic()
     figures: dict = {"startup_s": round(ready - STARTED, 2), "error": None, "tasks": []}

@@ -55,7 +55,6 @@ from benchmarks.workload import (
     generate_landing,
     landing_digest,
     landing_stats,
-    restrict_graph,
     with_engine,
 )
 
@@ -392,7 +391,7 @@ def run_size(
     }
     config = load_config(conf).with_overrides(landing=str(landing), warehouse=str(warehouse))
     config = with_engine(config, engine)
-    graph = restrict_graph(load_graph(), tasks) if tasks else load_graph()
+    graph = load_graph().up_to(tasks) if tasks else load_graph()
     load_before = os.getloadavg()[0]
 
     wall_started = time.monotonic()

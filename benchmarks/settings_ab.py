@@ -29,7 +29,6 @@ from benchmarks.workload import (
     add_increment,
     comma_list,
     generate_landing,
-    restrict_graph,
     with_engine,
 )
 
@@ -96,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     base = workdir / "landing"
     base_events = sum(generate_landing(base, args.events, seed=0).values())
     config = with_engine(load_config(args.conf), args.engine)
-    graph = restrict_graph(load_graph(), args.tasks) if args.tasks else load_graph()
+    graph = load_graph().up_to(args.tasks) if args.tasks else load_graph()
     spark = get_spark(config.with_overrides(landing=str(base), warehouse=str(workdir / "start")))
     sizes = (base_events, max(1, round(args.events * args.incremental_fraction)))
     order = ["W"] * args.warmup + ["A", "B", "B", "A"] * args.rounds  # W: warm-up, not counted

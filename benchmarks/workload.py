@@ -6,21 +6,18 @@ watches, exactly as a later landing would.
 
     generate_landing(Path("/tmp/b/landing"), 250_000, seed=0)
     add_increment(Path("/tmp/b/landing"), 2_500, seed=1)   # -> (counts, "incr-1")
-    restrict_graph(load_graph(), ["gold_tag_timeline"])    # the task and everything upstream
     with_engine(load_config(), "delta-spark")              # the same settings, another table engine
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import hashlib
 import shutil
 import tempfile
 from pathlib import Path
 
 from pipelines.core.config import Config
-from pipelines.core.graph import TaskGraph
 
 MB = 1024 * 1024
 ENGINES = ("delta-rs", "delta-spark")  # the table engines `storage.engine` can name besides `auto`
@@ -102,21 +99,6 @@ def with_engine(config: Config, engine: str | None) -> Config:
     raw = copy.deepcopy(config.raw)
     raw["storage"]["engine"] = engine
     return Config(raw)
-
-
-def restrict_graph(graph: TaskGraph, keys: list[str]) -> TaskGraph:
-    """The tasks `keys` and every task they depend on, directly or not (declaration order kept)."""
-    by_key = {t.key: t for t in graph.tasks}
-    unknown = sorted(set(keys) - set(by_key))
-    if unknown:
-        raise ValueError(f"unknown task keys {unknown}; the graph has {sorted(by_key)}")
-    wanted, pending = set(), list(keys)
-    while pending:
-        key = pending.pop()
-        if key not in wanted:
-            wanted.add(key)
-            pending.extend(by_key[key].depends_on)
-    return dataclasses.replace(graph, tasks=tuple(t for t in graph.tasks if t.key in wanted))
 
 
 def comma_list(text: str) -> list[str]:

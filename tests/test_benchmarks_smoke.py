@@ -23,7 +23,7 @@ from benchmarks.duckdb_reference import run_reference
 from benchmarks.instrument import Instrumentation, MemorySampler, TaskTiming, jvm_cpu_seconds
 from benchmarks.report import report
 from benchmarks.targets import evaluate_targets
-from benchmarks.workload import add_increment, generate_landing, restrict_graph
+from benchmarks.workload import add_increment, generate_landing
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.core.graph import load_graph
 from pipelines.runtime.spark import has_delta_jvm
@@ -105,7 +105,7 @@ def test_engines_default_to_both_and_take_a_comma_list():
 @pytest.mark.slow
 def test_stage_tables_print_every_task_and_the_dq_and_layer_totals(printed):
     figures, _workdir, text, _code = printed
-    graph = restrict_graph(load_graph(), TASKS.split(","))
+    graph = load_graph().up_to(TASKS.split(","))
     keys = [t.key for t in graph.ordered()]
     full_table, incremental_table = text.split("== incremental run")[0], text.split("== incremental run")[1]
     for table, phase in ((full_table, "full"), (incremental_table, "incremental")):

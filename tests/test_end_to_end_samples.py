@@ -19,7 +19,6 @@ from pipelines.quality.report import build_report
 from pipelines.quality.suites import SUITES_DIR
 from pipelines.store import open_store
 from tests.support.engines import skip_without_delta_spark, with_engine
-from tests.support.runs import graph_up_to
 from tests.support.tables import BRONZE_TABLES, assert_reconciles
 
 SAMPLES = PROJECT_ROOT / "samples"
@@ -163,7 +162,7 @@ def test_a_breached_gold_fail_rule_stops_the_run_with_one_line(config, spark, en
     strict = with_engine(config.with_overrides(landing=str(landing), warehouse=str(tmp_path / "w")), engine)
     strict.raw["quality"]["suites_dir"] = str(suites)
     with pytest.raises(RunFailed) as failure:
-        run_pipeline(strict, spark=spark, graph=graph_up_to("gold_tag_timeline"))
+        run_pipeline(strict, spark=spark, graph=load_graph().up_to(["gold_tag_timeline"]))
     message = str(failure.value)
     assert "gold.tag_timeline" in message and "one_current_interval_per_key" in message
     assert "failed for 2 of" in message and "(e.g. datahub|urn:li:tag:pii)" in message

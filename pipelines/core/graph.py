@@ -6,7 +6,9 @@ Databricks bundle export, so the two can never drift apart.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +59,21 @@ class TaskGraph:
                 done.add(task.key)
                 pending.remove(task)
         return [t for t in order if layers is None or t.layer in layers]
+
+    def up_to(self, keys: Iterable[str]) -> TaskGraph:
+        """The graph cut down to the tasks `keys` and every task they depend on, directly or not
+        (declaration order kept): a run of it builds those tables as a whole run would."""
+        by_key = {t.key: t for t in self.tasks}
+        wanted, pending = set(), list(keys)
+        unknown = sorted(set(pending) - set(by_key))
+        if unknown:
+            raise ConfigError(f"unknown task keys {unknown}; the graph has {sorted(by_key)}")
+        while pending:
+            key = pending.pop()
+            if key not in wanted:
+                wanted.add(key)
+                pending.extend(by_key[key].depends_on)
+        return dataclasses.replace(self, tasks=tuple(t for t in self.tasks if t.key in wanted))
 
 
 def load_graph(path: str | Path = DEFAULT_GRAPH) -> TaskGraph:

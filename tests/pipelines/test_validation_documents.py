@@ -12,12 +12,12 @@ import time
 
 from pipelines.cli import main
 from pipelines.core.config import load_config
+from pipelines.core.graph import load_graph
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.quality.validation_documents import DAY_SECONDS, LABEL, expired, table_folder
-from tests.support.runs import graph_up_to
 
 SILVER = "silver.datahub_audit_events"
-AUDIT_TASKS = graph_up_to("silver_datahub_audit_events")  # the audit feed's bronze and silver tasks
+AUDIT_TASKS = load_graph().up_to(["silver_datahub_audit_events"])  # the audit feed's bronze and silver tasks
 
 
 def _land(landing, number: int) -> None:

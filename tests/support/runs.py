@@ -6,7 +6,6 @@ bronze/silver/gold table, ignoring only what a run stamps (ids and times of the 
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import subprocess
 import sys
@@ -15,7 +14,6 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 
 from pipelines.core.config import PROJECT_ROOT
-from pipelines.core.graph import TaskGraph, load_graph
 from pipelines.runtime.faults import ENV as FAULT_ENV
 from pipelines.store import TableStore
 from tests.support.tables import comparable
@@ -44,20 +42,6 @@ def duplicate_keys(df: DataFrame, *keys: str) -> int:
 def parquet_files(folder: str | Path) -> set[str]:
     """Every data .parquet file below `folder` (staging and temporary folders included, logs not)."""
     return {str(p.resolve()) for p in Path(folder).rglob("*.parquet") if "_delta_log" not in p.parts}
-
-
-def graph_up_to(*keys: str) -> TaskGraph:
-    """The pipeline's task graph cut down to `keys` and the tasks they depend on, directly or not:
-    a run of it builds those tables as the whole pipeline would, without the others."""
-    graph = load_graph()
-    by_key = {task.key: task for task in graph.tasks}
-    wanted, pending = set(), list(keys)
-    while pending:
-        key = pending.pop()
-        if key not in wanted:
-            wanted.add(key)
-            pending.extend(by_key[key].depends_on)
-    return dataclasses.replace(graph, tasks=tuple(t for t in graph.tasks if t.key in wanted))
 
 
 def lakehouse(
