@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -165,3 +166,25 @@ def test_tests_share_helpers_only_through_tests_support():
                 if name.startswith("tests.") and name.rsplit(".", 1)[-1].startswith("test_")
             ]
     assert (stray_helpers, test_imports) == ([], [])
+
+
+def _readme_layout() -> str:
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    return section.split("```", 2)[1]
+
+
+def test_the_readmes_layout_lists_every_sub_package_and_names_only_what_exists():
+    """The layout a newcomer reads first: each `pipelines/` sub-package has its line, and every
+    folder and file the picture names is in the tree."""
+    layout = _readme_layout()
+    listed = set(re.findall(r"^ {2}(\w+)/", layout, re.MULTILINE))
+    packages = {p.parent.name for p in (PROJECT_ROOT / "pipelines").glob("*/__init__.py")}
+    assert listed == packages
+    for folder in re.findall(r"^([\w.]+)/ ", layout, re.MULTILINE):
+        assert (PROJECT_ROOT / folder).is_dir(), folder
+    named = set(re.findall(r"[\w/]+\.(?:py|yaml|yml|md|json)\b", layout))
+    tracked = subprocess.run(["git", "ls-files"], cwd=PROJECT_ROOT, capture_output=True, text=True).stdout
+    files = tracked.splitlines() or [str(p.relative_to(PROJECT_ROOT)) for p in PROJECT_ROOT.rglob("*")]
+    missing = [name for name in sorted(named) if not any(f == name or f.endswith("/" + name) for f in files)]
+    assert missing == []
