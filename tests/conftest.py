@@ -25,12 +25,18 @@ def config():
     return load_config()
 
 
+FAST_SELECTION: list[bool] = []  # set when the selection has no slow test (`make test`)
+
+
 def _suite_session(config, engine: str):
-    """The profile's session settings but Spark's own default parallelism (a partition per core):
-    most tests build their input from a few hand-written rows, which `createDataFrame` splits over
-    that many partitions, and the profile's larger figure only adds tasks to every stage over them."""
+    """The profile's session settings; in a selection without slow tests, Spark's own default
+    parallelism (a partition per core): its tests build their input from a few hand-written rows,
+    which `createDataFrame` splits over that many partitions, and the profile's larger figure only
+    adds tasks to every stage over them. The slow tests (the generated-scale run among them) keep
+    the profile's figure."""
     settings = with_engine(config, engine)
-    settings.profile["spark_conf"].pop("spark.default.parallelism", None)
+    if FAST_SELECTION:
+        settings.profile["spark_conf"].pop("spark.default.parallelism", None)
     return settings
 
 
@@ -38,6 +44,7 @@ def pytest_collection_finish(session):
     """Every delta-spark test is `slow`: a selection without one (`make test`) starts its JVM
     without Delta's jars, which would only lengthen its start."""
     if not any(item.get_closest_marker("slow") for item in session.items):
+        FAST_SELECTION.append(True)
         DELTA_SPARK_MISSING.append("the selection has no slow test, so its session has no Delta jars")
 
 
