@@ -25,40 +25,32 @@ def config():
     return load_config()
 
 
-FAST_SELECTION: list[bool] = []  # set when the selection has no slow test (`make test`)
-
-
-def _suite_session(config, engine: str):
-    """The profile's session settings; in a selection without slow tests, Spark's own default
-    parallelism (a partition per core): its tests build their input from a few hand-written rows,
-    which `createDataFrame` splits over that many partitions, and the profile's larger figure only
-    adds tasks to every stage over them. The slow tests (the generated-scale run among them) keep
-    the profile's figure."""
+def _suite_session(config, engine: str, fast: bool):
+    """The profile's session settings; in a selection without slow tests (`fast`), Spark's own
+    default parallelism (a partition per core): its tests build their input from a few
+    hand-written rows, which `createDataFrame` splits over that many partitions, and the
+    profile's larger figure only adds tasks to every stage over them. The slow tests (the
+    generated-scale run among them) keep the profile's figure."""
     settings = with_engine(config, engine)
-    if FAST_SELECTION:
+    if fast:
         settings.profile["spark_conf"].pop("spark.default.parallelism", None)
     return settings
 
 
-def pytest_collection_finish(session):
-    """Every delta-spark test is `slow`: a selection without one (`make test`) starts its JVM
-    without Delta's jars, which would only lengthen its start."""
-    if not any(item.get_closest_marker("slow") for item in session.items):
-        FAST_SELECTION.append(True)
-        DELTA_SPARK_MISSING.append("the selection has no slow test, so its session has no Delta jars")
-
-
 @pytest.fixture(scope="session")
-def spark(config):
+def spark(config, request):
     """One JVM for the suite, carrying Delta's jars so both engines run on it (the delta-rs engine
-    never touches Delta's classes). Without Maven Central, or in a selection without slow tests,
-    the delta-spark tests skip, saying why."""
-    engine = "delta-rs" if DELTA_SPARK_MISSING else "delta-spark"
+    never touches Delta's classes). Every delta-spark test is `slow`: a selection without one
+    (`make test`) starts without the jars, which would only lengthen its start. Without Maven
+    Central, or in such a selection, the delta-spark tests skip, saying why."""
+    fast = not any(item.get_closest_marker("slow") for item in request.session.items)
+    if fast:
+        DELTA_SPARK_MISSING.append("the selection has no slow test, so its session has no Delta jars")
     try:
-        session = get_spark(_suite_session(config, engine))
+        session = get_spark(_suite_session(config, "delta-rs" if fast else "delta-spark", fast))
     except DeltaJarsUnavailable as exc:
         DELTA_SPARK_MISSING.append(str(exc))
-        session = get_spark(_suite_session(config, "delta-rs"))
+        session = get_spark(_suite_session(config, "delta-rs", fast))
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()

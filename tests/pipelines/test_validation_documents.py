@@ -17,7 +17,6 @@ from pipelines.orchestration.runner import run_pipeline
 from pipelines.quality.validation_documents import DAY_SECONDS, LABEL, expired, table_folder
 
 SILVER = "silver.datahub_audit_events"
-AUDIT_TASKS = load_graph().up_to(["silver_datahub_audit_events"])  # the audit feed's bronze and silver tasks
 
 
 def _land(landing, number: int) -> None:
@@ -50,9 +49,10 @@ def test_vacuum_deletes_documents_past_the_retention_and_keeps_each_tables_newes
     settings = load_config(None).with_overrides(
         landing=str(tmp_path / "landing"), warehouse=str(tmp_path / "warehouse")
     )
+    audit_tasks = load_graph().up_to(["silver_datahub_audit_events"])  # the feed's bronze and silver tasks
     for number in (1, 2):
         _land(settings.landing, number)
-        run_pipeline(settings, graph=AUDIT_TASKS, spark=spark)
+        run_pipeline(settings, graph=audit_tasks, spark=spark)
     first, second = _documents(settings.warehouse)
     summary = json.loads((table_folder(settings.warehouse, SILVER) / second).read_text())
     assert summary["suite_name"] == SILVER and summary["meta"]["run_id"] == second.removesuffix(".json")
@@ -68,7 +68,7 @@ def test_vacuum_deletes_documents_past_the_retention_and_keeps_each_tables_newes
     assert _documents(settings.warehouse) == [second]  # older than 90 days, but the table's newest
 
     _land(settings.landing, 3)
-    run_pipeline(settings, graph=AUDIT_TASKS, spark=spark)
+    run_pipeline(settings, graph=audit_tasks, spark=spark)
     third = next(name for name in _documents(settings.warehouse) if name != second)
     assert _vacuum(settings.warehouse, capsys, "--validation-document-days", "96") == 0
     assert _vacuum(settings.warehouse, capsys) == 1
