@@ -31,6 +31,7 @@ from pipelines.landing.ingestion_log import TABLE as INGESTION_LOG
 from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS, record_run, wait_for_documents
 from pipelines.ops.compaction import TableCompaction, compact_after_run
 from pipelines.orchestration.admission import Start, admission_for
+from pipelines.orchestration.failure import one_line_reason
 from pipelines.orchestration.lock import warehouse_lock
 from pipelines.runtime.spark import get_spark, task_session
 from pipelines.runtime.tuning.jit import compiles_with_c1_only
@@ -135,7 +136,7 @@ def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSumm
     try:
         return compact_after_run(ctx.store, ctx.config, written, ctx.log)
     except Exception as exc:  # the run's data is committed; a compaction left its table as it was
-        raise RunFailed(f"compaction: {type(exc).__name__}: {exc}".splitlines()[0]) from exc
+        raise RunFailed(f"compaction: {one_line_reason(exc)}") from exc
 
 
 def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary: RunSummary) -> str | None:
@@ -199,7 +200,7 @@ def _run_task(ctx: RunContext, key: str, spec) -> TaskResult:
     try:
         result = executor(spec, ctx)
     except Exception as exc:  # recorded, then the run stops with this reason
-        result = TaskResult(status="FAILED", message=f"{type(exc).__name__}: {exc}".splitlines()[0])
+        result = TaskResult(status="FAILED", message=one_line_reason(exc))
     seconds = time.monotonic() - clock
     ctx.observer.task_executed(key, spec, result)
     record_run(ctx, key, spec.table, started_at, result, getattr(spec, "reconciles", None))
