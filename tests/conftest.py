@@ -6,13 +6,19 @@ import os
 import shutil
 
 import pytest
+from pyspark import SparkContext
 
 from pipelines.core.config import load_config
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.runtime.spark import SMALL_INPUT_CONF, DeltaJarsUnavailable, get_spark, session_conf
 from pipelines.runtime.tuning.class_archive import ENV as CLASS_ARCHIVE_ENV
 from pipelines.store import open_store
-from tests.support.engines import DELTA_SPARK_MISSING, skip_without_delta_spark, with_engine
+from tests.support.engines import (
+    DELTA_SPARK_MISSING,
+    forget_delta_logs,
+    skip_without_delta_spark,
+    with_engine,
+)
 from tests.support.runs import SAMPLES
 
 # No JVM class archive in the suite, its `lakehouse` subprocesses included: they would map one a
@@ -54,6 +60,16 @@ def spark(config, request):
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _delta_logs_forgotten():
+    """When a module ends, Delta forgets the tables its tests opened (`forget_delta_logs`): their
+    warehouses go with the module, and the suite's one JVM keeps a fixed heap."""
+    yield
+    context = SparkContext._active_spark_context  # the suite's session, if a test has started it
+    if context is not None:
+        forget_delta_logs(context._jvm)
 
 
 @pytest.fixture

@@ -23,3 +23,15 @@ def skip_without_delta_spark(engine: str) -> None:
     """Skip a delta-spark variant, with the one reason, where Delta's jars could not be had."""
     if engine == "delta-spark" and DELTA_SPARK_MISSING:
         pytest.skip(f"delta-spark: {DELTA_SPARK_MISSING[0]}")
+
+
+def forget_delta_logs(jvm) -> None:
+    """Empty Delta's cache of opened tables (`DeltaLog`) in `jvm` (a Py4J view), if it has Delta.
+
+    Delta keeps every table it has opened, with its log snapshot and that snapshot's query plans
+    (a few MB a table), for an hour. A pipeline process opens one warehouse's tables; the suite's
+    one JVM opens those of hundreds of warehouses, which would fill its heap."""
+    if DELTA_SPARK_MISSING:
+        return
+    delta = jvm.org.apache.spark.sql.delta
+    getattr(getattr(delta, "DeltaLog$"), "MODULE$").clearCache()
