@@ -71,6 +71,7 @@ def run_pipeline(
     spark=None,
     lock: bool = True,
     observer: TaskObserver | None = None,
+    compact: bool = True,
 ) -> RunSummary:
     """Run the tasks of `layers`; raises RunFailed with a one-line reason when a task fails.
 
@@ -79,7 +80,9 @@ def run_pipeline(
     (`max_concurrent_runs: 1`), its tasks run side by side on distinct tables, and the tables
     they share only take appends, which Delta commits concurrently without conflict.
 
-    `observer` watches each task (`TaskObserver`)."""
+    `observer` watches each task (`TaskObserver`). `compact`: compact the tables the run wrote
+    once it succeeded (`maintenance`); a run of part of the graph beside others leaves that to
+    a maintenance step of its own."""
     unknown = set(layers) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layers {sorted(unknown)}; choose from {LAYERS}")
@@ -115,7 +118,8 @@ def run_pipeline(
         if failed:
             summary.seconds = time.monotonic() - started
             raise RunFailed(f"{failed}: {summary.results[failed].message}")
-        summary.compactions = _compact_written_tables(ctx, tasks, summary)
+        if compact:
+            summary.compactions = _compact_written_tables(ctx, tasks, summary)
         summary.seconds = time.monotonic() - started
     return summary
 
