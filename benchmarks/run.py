@@ -173,7 +173,7 @@ def run_new_process(bench: Bench, events: int, seed: int, conf: str | None, task
     increment, folder = add_increment(bench.landing, events, seed, bench.increments_after)
     command = [sys.executable, "-m", "benchmarks.new_process"]
     command += ["--warehouse", str(bench.config.warehouse), "--landing", str(bench.landing)]
-    command += ["--engine", bench.store.engine.name]
+    command += ["--engine", bench.store.engine_name]
     if conf:
         command += ["--conf", str(Path(conf).resolve())]
     if tasks:
@@ -423,7 +423,7 @@ def run_size(
     full.wall_s += figures["spark_startup_s"]
     full_figures = phase_figures(full, memory["per_phase"]["full"])
     figures |= {
-        "engine": bench.store.engine.name,
+        "engine": bench.store.engine_name,
         "full": full_figures,
         "incremental": phase_figures(incremental, memory["per_phase"]["incremental"])
         | {"folder": runs["folder"]},

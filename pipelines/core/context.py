@@ -5,9 +5,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+import threading
 from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StructType
 
 from pipelines.core.config import Config
 from pipelines.store import TableStore
@@ -41,6 +43,26 @@ class TaskObserver:
         """The task's row is in `ops.runs` and its progress line printed: it is done."""
 
 
+class PendingRows:
+    """Rows for shared bookkeeping tables (`ops.runs`, `ops.dq_results`), gathered from a run's
+    tasks and written once, when the run ends: on Delta's JVM engine every append is a Spark
+    job and a commit, which forty tasks a run paid once each per table. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rows: dict[str, tuple[StructType, list[tuple]]] = {}
+
+    def add(self, table: str, schema: StructType, rows: list[tuple]) -> None:
+        with self._lock:
+            self._rows.setdefault(table, (schema, []))[1].extend(rows)
+
+    def take(self) -> list[tuple[str, StructType, list[tuple]]]:
+        """Every table's gathered rows (table, schema, rows), which are then no longer pending."""
+        with self._lock:
+            taken, self._rows = self._rows, {}
+        return [(table, schema, rows) for table, (schema, rows) in taken.items() if rows]
+
+
 @dataclass(frozen=True)
 class WarehouseView:
     """The warehouse as its tables' metadata shows it, without a Spark session: enough to weigh
@@ -60,6 +82,7 @@ class RunContext:
     log_format: str = "text"
     out: object = field(default_factory=lambda: sys.stdout)
     pending: list = field(default_factory=list)  # background work (futures) the run waits for at its end
+    bookkeeping: PendingRows = field(default_factory=PendingRows)  # ops rows written at the run's end
     # (table, after version, up to version, column) -> its distinct values: tasks reading the same
     # new rows look once (see `RowSelector`); task contexts share this dict
     source_values: dict = field(default_factory=dict)

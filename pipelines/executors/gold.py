@@ -275,7 +275,7 @@ def run(spec: GoldTableSpec, ctx: RunContext) -> TaskResult:
     if path == UP_TO_DATE:
         return TaskResult(status="SKIPPED", message="up to date")
     seen = recorded[WATERMARKS]
-    new_rows = {s: store.read_added_since(s, seen[s]) for s, v in present.items() if v > seen[s]}
+    new_rows = {s: store.read_added_since(s, seen[s], v) for s, v in present.items() if v > seen[s]}
     metadata = _commit_metadata(spec, ctx, {**seen, **present}, "incremental")
     message = "incremental"
     if path == APPEND:

@@ -3,8 +3,10 @@
 Incremental and idempotent: the source version processed is stored in the
 silver commit itself (`source_version` in the commit metadata), so the data
 and the watermark move together; re-running with nothing new does nothing.
-Quarantine writes are keyed, so a run that dies after quarantining and before
-the silver commit does not quarantine twice when it is re-run.
+The quarantine only takes appends (tasks running side by side, in other processes
+too, append to it without conflicting), of rows whose key it does not hold yet:
+a run that dies after quarantining and before the silver commit does not
+quarantine twice when it is re-run.
 """
 
 from __future__ import annotations
@@ -70,6 +72,28 @@ def quarantine_rows(bad: DataFrame, table: str, ctx: RunContext) -> DataFrame:
         F.col("source_file"),
         F.col("record_index"),
     )
+
+
+INLINE_HELD = 5_000  # quarantine keys already held, up to this many, filter as an IN list
+
+
+def _quarantine(rows: DataFrame, store, count: int) -> None:
+    """Append the quarantine rows the table does not hold yet (by `quarantine_id`), idempotent
+    when a run that died after it is repeated. The keys held are looked up first, in a job of
+    their own, so the append itself reads nothing of the table: a blind append, which the
+    appends of tasks running beside it (other processes too) never conflict with."""
+    if store.exists(QUARANTINE):
+        key = "quarantine_id"
+        held_rows = rows.select(key).join(store.read(QUARANTINE).select(key), key, "left_semi")
+        held = [row[0] for row in held_rows.collect()]
+        if held and len(held) <= INLINE_HELD:
+            rows = rows.where(~F.col(key).isin(held))
+        elif held:
+            known = store.spark.createDataFrame([(h,) for h in held], f"{key} string")
+            rows = rows.join(F.broadcast(known), key, "left_anti")
+        count -= len(held)
+    if count > 0:
+        store.append(rows, QUARANTINE, rows=count)
 
 
 ORDER = ("ingested_at", "source_file", "record_index")  # the earliest landed row of a key wins
@@ -312,7 +336,11 @@ def _new_values(
     job per run and source, shared by the tasks reading the same rows (the DataWorks families)."""
     key = (spec.source, watermark, source_version, spec.selects.column)
     if key not in ctx.source_values:
-        rows = ctx.store.read_added_since(spec.source, watermark).select(spec.selects.column).distinct()
+        rows = (
+            ctx.store.read_added_since(spec.source, watermark, source_version)
+            .select(spec.selects.column)
+            .distinct()
+        )
         ctx.source_values[key] = frozenset(row[0] for row in rows.collect())
     return ctx.source_values[key]
 
@@ -335,7 +363,9 @@ def _record_empty_batch(
     if store.exists(spec.table):
         columns = store.read(spec.table)
     else:
-        columns = spec.transform(store.read_added_since(spec.source, watermark)).drop(*HELPER_COLUMNS)
+        columns = spec.transform(store.read_added_since(spec.source, watermark, source_version)).drop(
+            *HELPER_COLUMNS
+        )
     suite = _suite(spec, ctx)
     store.commit_no_rows(
         columns,
@@ -352,7 +382,7 @@ def _process(
 ) -> TaskResult:
     """Type, check, quarantine, deduplicate and append the source rows added after `watermark`."""
     store = ctx.store
-    new_rows = store.read_added_since(spec.source, watermark)
+    new_rows = store.read_added_since(spec.source, watermark, source_version)
     suite = _suite(spec, ctx)
     checked = _checked(flag_rows(spec.transform(new_rows), suite), suite)
     try:
@@ -366,12 +396,7 @@ def _process(
             raise QualityGateError(gate_message(spec.table, fatal[0]))
         rejected = narrow.where(F.col("_bad"))
         if quarantined:
-            store.merge(
-                quarantine_rows(rejected, spec.table, ctx),
-                QUARANTINE,
-                keys=["quarantine_id"],
-                rows=quarantined,
-            )
+            _quarantine(quarantine_rows(rejected, spec.table, ctx), store, quarantined)
         faults.checkpoint("silver_after_quarantine", spec.table)
 
         commit = _watermark_commit(spec, ctx, source_version)

@@ -1,4 +1,9 @@
-"""`ops.runs` (one row per task run) and `ops.dq_results` (one row per expectation per table per run)."""
+"""`ops.runs` (one row per task run) and `ops.dq_results` (one row per expectation per table per run).
+
+Tasks record their rows in the run's `PendingRows`; `write_bookkeeping` appends them when the
+run ends (also when a task failed), each table in one commit: a run killed part-way leaves no
+rows of its own, and its committed data is accounted for by the next run's.
+"""
 
 from __future__ import annotations
 
@@ -85,7 +90,7 @@ def record_run(
         reconciles,
         result.message[:2000],
     )
-    ctx.store.append_rows([row], RUNS_SCHEMA, RUNS)
+    ctx.bookkeeping.add(RUNS, RUNS_SCHEMA, [row])
 
 
 def record_dq(ctx: RunContext, table: str, outcomes: list[Outcome]) -> None:
@@ -110,7 +115,7 @@ def record_dq(ctx: RunContext, table: str, outcomes: list[Outcome]) -> None:
         )
         for o in outcomes
     ]
-    ctx.store.append_rows(rows, DQ_SCHEMA, DQ_RESULTS)
+    ctx.bookkeeping.add(DQ_RESULTS, DQ_SCHEMA, rows)
     folder = table_folder(ctx.store.warehouse, table)
     ctx.pending.append(_DOC_WRITER.submit(_write_gx_document, folder, table, list(outcomes), ctx.run_id))
 
@@ -131,3 +136,11 @@ def wait_for_documents(ctx: RunContext) -> None:
     pending, ctx.pending[:] = list(ctx.pending), []
     for future in pending:
         future.result()
+
+
+def write_bookkeeping(ctx: RunContext) -> None:
+    """Append the run's pending `ops.runs` and `ops.dq_results` rows (one commit a table), then
+    wait for its validation documents."""
+    for table, schema, rows in ctx.bookkeeping.take():
+        ctx.store.append_rows(rows, schema, table)
+    wait_for_documents(ctx)

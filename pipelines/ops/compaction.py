@@ -63,7 +63,12 @@ def fragmented_tables(
         return {}
     found = {}
     for table in dict.fromkeys(tables):
-        small = store.compactable_files(table, target_bytes) if store.exists(table) else 0
+        if not store.exists(table):
+            continue
+        written = store.small_files_written(table, target_bytes)
+        if written is not None and written < max(min_files, 2):
+            continue  # the history shows too few new small files: no listing of the table's files
+        small = store.compactable_files(table, target_bytes)
         if small >= max(min_files, 2):
             found[table] = small
     return found

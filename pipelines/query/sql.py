@@ -203,7 +203,7 @@ class SqlSession:
         self.version = version
         # delta-spark: the tables are catalog tables, resolved by Spark itself (time travel
         # still goes through the store's snapshots)
-        self.native = self.store.engine.names_tables and version is None
+        self.native = self.store.names_tables and version is None
         if self.native:
             self.store.register_all()
         self.all_tables = set(self.store.tables())

@@ -37,7 +37,7 @@ from pipelines.store.arrow_rows import (
     value_sets,
 )
 from pipelines.store.delta_log import commit_actions, data_file_path
-from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
+from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 from pipelines.store.parquet_files import (
     publish_staged_files,
     staging_dir,
@@ -47,6 +47,7 @@ from pipelines.store.parquet_files import (
 from pipelines.store.snapshots import LatestSnapshots
 
 COMMIT_RETRIES = 5
+CHANGE_DATA_FEED = {"delta.enableChangeDataFeed": "true"}  # tables whose new rows later tasks read
 # An append (or a merge's source) of at most this many rows, counted by the caller, is collected
 # as Arrow and written by pyarrow: a Spark write costs a fixed tenth of a second or so more than
 # the collect however few the rows, paid by every silver table each run. Larger batches gain
@@ -103,13 +104,28 @@ def _records(actions: list[AddAction]) -> int:
     return sum(json.loads(a.stats)["numRecords"] for a in actions)
 
 
+def _folder(ref: TableRef) -> str:
+    """The table's folder: delta-rs reaches tables through their folders only."""
+    if ref.path is None:
+        raise ValueError(
+            f"{ref.name}: the delta-rs engine reads tables through their folders, and this one has none"
+        )
+    return ref.path
+
+
+def _configuration(ref: TableRef) -> dict[str, str] | None:
+    """Table properties a new table is created with: the change data feed where later tasks read
+    its new rows, so Delta's own engine reads them by name if it continues the warehouse."""
+    return CHANGE_DATA_FEED if ref.changes_read else None
+
+
 class DeltaRsEngine(Engine):
     """Delta tables through `deltalake` (delta-rs); Spark only touches Parquet."""
 
     name = "delta-rs"
 
-    def __init__(self, spark):
-        super().__init__(spark)
+    def __init__(self, spark, cache=None):
+        super().__init__(spark, cache)
         self._snapshots = LatestSnapshots()
         use_system_memory_pool()  # this engine reads and copies data files with pyarrow in the driver
 
@@ -125,12 +141,28 @@ class DeltaRsEngine(Engine):
         except TableNotFoundError:
             return None
 
-    def exists(self, path: str) -> bool:
-        return DeltaTable.is_deltatable(path)
+    def exists(self, ref: TableRef) -> bool:
+        return DeltaTable.is_deltatable(_folder(ref))
 
-    def version(self, path: str) -> int | None:
-        table = self._table(path)
+    def version(self, ref: TableRef) -> int | None:
+        table = self._table(_folder(ref))
         return None if table is None else table.version()
+
+    def only_appended_since(self, ref: TableRef, version: int) -> bool:
+        """Read from the commits in the table's `_delta_log`; a log that cannot be read here
+        (commits expired) answers False."""
+        path = _folder(ref)
+        current = self.version(ref)
+        if current is None:
+            return False
+        try:
+            for number in range(version + 1, current + 1):
+                for action in commit_actions(path, number):
+                    if "remove" in action and action["remove"].get("dataChange", True):
+                        return False
+        except OSError:
+            return False
+        return True
 
     def spark_schema(self, table: DeltaTable) -> StructType:
         return from_arrow_schema(pa.schema(table.schema().to_arrow()))
@@ -146,8 +178,9 @@ class DeltaRsEngine(Engine):
         # Only then: a select costs a Python->JVM round trip per column, ~50 ms a read.
         return df.select(*[F.col(f"`{name}`") for name in schema.names])
 
-    def read_rows(self, path: str, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
+    def read_rows(self, ref: TableRef, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
         """Read by delta-rs and pyarrow in this process: a Spark job costs ~0.4 s even for a few rows."""
+        path = _folder(ref)
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
@@ -160,13 +193,13 @@ class DeltaRsEngine(Engine):
         return dataset.to_table(columns=present, filter=condition).to_pylist()
 
     def tally_added_since(
-        self, path: str, version: int | None, by: str, flag: str
+        self, ref: TableRef, version: int | None, by: str, flag: str
     ) -> dict[Any, tuple[int, int]]:
         """Counted by pyarrow a batch at a time over the two columns: memory stays one batch, and
         no Spark job (~0.5 s a bronze task) reads back the commit just made."""
-        table, files = self._files_added_since(path, version)
+        table, files = self._files_added_since(_folder(ref), version)
         if {by, flag} & set(table.metadata().partition_columns):  # not in the files: Spark knows them
-            return super().tally_added_since(path, version, by, flag)
+            return super().tally_added_since(ref, version, by, flag)
         tally: dict[Any, tuple[int, int]] = {}
         for batch in pads.dataset(files, format="parquet").to_batches(columns=[by, flag]) if files else []:
             counts = pa.table(batch).group_by(by).aggregate([([], "count_all"), (flag, "sum")])
@@ -192,9 +225,10 @@ class DeltaRsEngine(Engine):
                     added.pop(action["remove"]["path"], None)  # rows deleted, not rewritten
         return list(added.values())
 
-    def max_micros(self, path: str, column: str, version: int | None = None) -> int | None:
+    def max_micros(self, ref: TableRef, column: str, version: int | None = None) -> int | None:
         """From the add actions' `max` statistics when every file holding values has one (no
         data file is opened), else by a Spark aggregation."""
+        path = _folder(ref)
         table = self._table(path, version)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
@@ -203,16 +237,17 @@ class DeltaRsEngine(Engine):
             return None
         highest, nulls = f"max.{column}", f"null_count.{column}"
         if highest not in files.column_names or nulls not in files.column_names:
-            return super().max_micros(path, column, version)
+            return super().max_micros(ref, column, version)
         holding = pc.less(files[nulls], files["num_records"])  # files with a non-null value
         unknown = pc.or_kleene(pc.is_null(holding), pc.and_(holding, pc.is_null(files[highest])))
         if pc.any(unknown).as_py():  # a file with values but no statistic
-            return super().max_micros(path, column, version)
+            return super().max_micros(ref, column, version)
         micros = pc.cast(pc.cast(files[highest], pa.timestamp("us", tz="UTC")), pa.int64())
         return pc.max(micros.filter(holding)).as_py()
 
-    def count_added_since(self, path: str, version: int | None) -> int:
+    def count_added_since(self, ref: TableRef, version: int | None) -> int:
         """From the add actions' numRecords: no Spark job, no data read."""
+        path = _folder(ref)
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
@@ -224,13 +259,15 @@ class DeltaRsEngine(Engine):
                 for add in self._data_added_since(path, version, table.version())
             ]
         if any(c is None for c in counts):  # files committed without statistics
-            return super().count_added_since(path, version)
+            rows = self.read(ref) if version is None else self.read_added_since(ref, version)
+            return rows.count()
         return int(sum(counts))
 
-    def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
+    def append_rows(self, rows: list[tuple], schema: StructType, ref: TableRef) -> None:
         """Bookkeeping rows straight to delta-rs: no Spark job for a handful of rows."""
         if not rows:
             return
+        path = _folder(ref)
         arrow_schema = to_arrow_schema(schema, timezone="UTC")
         columns = list(zip(*rows, strict=True))
         batch = pa.table(
@@ -239,27 +276,38 @@ class DeltaRsEngine(Engine):
         )
         target = self._table(path) or path  # an open handle spares write_deltalake loading the log
         write_deltalake(
-            target, batch, mode="append", schema_mode="merge", commit_properties=self._props(None)
+            target,
+            batch,
+            mode="append",
+            schema_mode="merge",
+            configuration=_configuration(ref),
+            commit_properties=self._props(None),
         )
 
-    def read(self, path: str, version: int | None = None) -> DataFrame:
+    def read(self, ref: TableRef, version: int | None = None) -> DataFrame:
+        path = _folder(ref)
         table = self._table(path, version)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
         return self._read_files(table, table.file_uris(), path)
 
-    def _files_added_since(self, path: str, version: int | None) -> tuple[DeltaTable, list[str]]:
-        """The latest snapshot and the data files added after `version` (all live files when None)."""
+    def _files_added_since(
+        self, path: str, version: int | None, until: int | None = None
+    ) -> tuple[DeltaTable, list[str]]:
+        """The latest snapshot and the data files added after `version` up to `until` (all live
+        files when `version` is None)."""
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
         if version is None:
             return table, table.file_uris()
-        adds = self._data_added_since(path, version, table.version())
+        last = table.version() if until is None else min(until, table.version())
+        adds = self._data_added_since(path, version, last)
         return table, [data_file_path(path, add["path"]) for add in adds]
 
-    def read_added_since(self, path: str, version: int) -> DataFrame:
-        table, files = self._files_added_since(path, version)
+    def read_added_since(self, ref: TableRef, version: int, until: int | None = None) -> DataFrame:
+        path = _folder(ref)
+        table, files = self._files_added_since(path, version, until)
         return self._read_files(table, files, path)
 
     # -- writing -----------------------------------------------------------
@@ -311,8 +359,9 @@ class DeltaRsEngine(Engine):
         custom = {METADATA_KEY: metadata} if metadata is not None else None
         return CommitProperties(custom_metadata=custom, max_commit_retries=COMMIT_RETRIES)
 
-    def _commit(self, path, df, partition_by, actions, mode, partition_filters, metadata) -> None:
-        faults.checkpoint("delta_commit", path)
+    def _commit(self, ref: TableRef, df, partition_by, actions, mode, partition_filters, metadata) -> None:
+        path = _folder(ref)
+        faults.checkpoint("delta_commit", ref.name)
         table = self._table(path)
         schema = self._arrow_schema(df)
         try:
@@ -324,6 +373,7 @@ class DeltaRsEngine(Engine):
                     actions,
                     mode="append",
                     partition_by=partition_by or None,
+                    configuration=_configuration(ref),
                     commit_properties=self._props(metadata),
                 )
             else:
@@ -339,40 +389,49 @@ class DeltaRsEngine(Engine):
             raise ConcurrentWriteError(f"commit to {path} conflicted with another writer: {exc}") from exc
 
     def append(
-        self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None, rows: int | None = None
+        self,
+        df: DataFrame,
+        ref: TableRef,
+        partition_by: list[str],
+        metadata: str | None,
+        rows: int | None = None,
     ) -> None:
+        path = _folder(ref)
         table = self._table(path)
         if table is not None:
             df = self._aligned(df, table)
             partition_by = table.metadata().partition_columns
         actions = self._stage(df, path, partition_by, rows)
-        self._commit(path, df, partition_by, actions, "append", None, metadata)
+        self._commit(ref, df, partition_by, actions, "append", None, metadata)
 
-    def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
+    def commit_no_rows(
+        self, df: DataFrame, ref: TableRef, partition_by: list[str], metadata: str | None
+    ) -> None:
         """No Spark job: a commit with no add actions (the schema comes from the plan)."""
-        table = self._table(path)
+        table = self._table(_folder(ref))
         if table is not None:
             df = self._aligned(df, table)
             partition_by = table.metadata().partition_columns
-        self._commit(path, df, partition_by, [], "append", None, metadata)
+        self._commit(ref, df, partition_by, [], "append", None, metadata)
 
-    def overwrite(self, df, path, partition_by, partitions, metadata, rows=None) -> None:
+    def overwrite(self, df, ref, partition_by, partitions, metadata, rows=None) -> None:
+        path = _folder(ref)
         table = self._table(path)
         if table is not None:
             df = self._aligned(df, table)
             partition_by = table.metadata().partition_columns
         actions = self._stage(df, path, partition_by, rows)
         if table is None:
-            self._commit(path, df, partition_by, actions, "append", None, metadata)
+            self._commit(ref, df, partition_by, actions, "append", None, metadata)
             return
         if partitions is None:
-            self._commit(path, df, partition_by, actions, "overwrite", None, metadata)
+            self._commit(ref, df, partition_by, actions, "overwrite", None, metadata)
             return
         for spec in partitions:  # one commit per partition would not be atomic: use remove actions
             if set(spec) != set(partition_by):
                 raise ValueError(f"partition spec {spec} must name exactly {partition_by}")
         removes = self._removes_for(table, partitions)
-        self._commit(path, df, partition_by, removes + actions, "append", None, metadata)
+        self._commit(ref, df, partition_by, removes + actions, "append", None, metadata)
 
     def _removes_for(self, table: DeltaTable, partitions: list[dict[str, Any]]):
         wanted = {
@@ -395,9 +454,9 @@ class DeltaRsEngine(Engine):
     # -- maintenance ------------------------------------------------------
     supports_compaction = True
 
-    def compactable_files(self, path: str, target_bytes: int) -> int:
+    def compactable_files(self, ref: TableRef, target_bytes: int) -> int:
         """From the snapshot's add actions: no data file is opened."""
-        table = self._table(path)
+        table = self._table(_folder(ref))
         if table is None:
             return 0
         files = pa.table(table.get_add_actions(flatten=True))
@@ -409,20 +468,21 @@ class DeltaRsEngine(Engine):
             counts = [small.num_rows]
         return sum(count for count in counts if count > 1)
 
-    def compact(self, path: str, target_bytes: int) -> Compaction:
+    def compact(self, ref: TableRef, target_bytes: int) -> Compaction:
         """delta-rs' own `optimize.compact`: it bins the small files of each partition, rewrites
         them in file order and commits removes and adds with `dataChange: false`."""
-        table = self._table(path)
+        table = self._table(_folder(ref))
         if table is None:
-            raise FileNotFoundError(f"no Delta table at {path}")
+            raise FileNotFoundError(f"no Delta table at {ref.path}")
         metrics = table.optimize.compact(target_size=target_bytes, commit_properties=self._props(None))
         return Compaction(files_removed=metrics["numFilesRemoved"], files_added=metrics["numFilesAdded"])
 
-    def merge(self, df, path, keys, delete_flag, metadata, rows=None) -> None:
+    def merge(self, df, ref, keys, delete_flag, metadata, rows=None) -> None:
+        path = _folder(ref)
         table = self._table(path)
         if table is None:
             to_insert = df.where(~F.col(delete_flag)).drop(delete_flag) if delete_flag else df
-            self.append(to_insert, path, [], metadata, rows)
+            self.append(to_insert, ref, [], metadata, rows)
             return
         columns = [c for c in df.columns if c != delete_flag]
         source_dir = temporary_dir(path)
@@ -446,7 +506,7 @@ class DeltaRsEngine(Engine):
                 merger = merger.when_matched_delete(predicate=f"s.{_quote(delete_flag)}")
             merger = merger.when_matched_update(updates=values, predicate=live)
             merger = merger.when_not_matched_insert(updates=values, predicate=live)
-            faults.checkpoint("merge_commit", path)
+            faults.checkpoint("merge_commit", ref.name)
             try:
                 merger.execute()
             except CommitFailedError as exc:
@@ -456,9 +516,7 @@ class DeltaRsEngine(Engine):
         finally:
             shutil.rmtree(source_dir, ignore_errors=True)
 
-    def replace_groups(
-        self, df, path, group_key, groups, keys, metadata, group_values=None, rows=None
-    ) -> int:
+    def replace_groups(self, df, ref, group_key, groups, keys, metadata, group_values=None, rows=None) -> int:
         """Copy-on-write, only for the data files holding affected rows.
 
         1. Spark writes `df` to a staging folder (the only pass over `df`, so it is never
@@ -471,10 +529,11 @@ class DeltaRsEngine(Engine):
         4. One commit removes those files and adds both folders' files.
         Files holding no affected row are neither read whole nor rewritten.
         """
+        path = _folder(ref)
         table = self._table(path)
         if table is None:
             actions = self._stage(df, path, [], rows)
-            self._commit(path, df, [], actions, "append", None, metadata)
+            self._commit(ref, df, [], actions, "append", None, metadata)
             return _records(actions)
         df = self._aligned(df, table)
         table = self._table(path)
@@ -494,9 +553,9 @@ class DeltaRsEngine(Engine):
         if kept_dir is not None:
             added += publish_staged_files(kept_dir, path, partition_by)
         now = int(time.time() * 1000)
-        faults.checkpoint("merge_commit", path)
+        faults.checkpoint("merge_commit", ref.name)
         self._commit(
-            path, df, partition_by, [_remove(add, now) for add in doomed] + added, "append", None, metadata
+            ref, df, partition_by, [_remove(add, now) for add in doomed] + added, "append", None, metadata
         )
         return rows
 
@@ -559,7 +618,10 @@ class DeltaRsEngine(Engine):
         }
         return [add for add, uri in zip(live, uris, strict=True) if os.path.normpath(uri) in files]
 
-    def history(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
+    def history(self, ref: TableRef, limit: int | None = None) -> list[dict[str, Any]]:
+        return self.cache.get(ref.name, ("history", limit), lambda: self._history(_folder(ref), limit))
+
+    def _history(self, path: str, limit: int | None) -> list[dict[str, Any]]:
         table = self._table(path)
         if table is None:
             return []
@@ -568,8 +630,8 @@ class DeltaRsEngine(Engine):
             commit.setdefault(METADATA_KEY, None)
         return sorted(commits, key=lambda c: c["version"], reverse=True)
 
-    def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
-        table = self._table(path)
+    def delete_files_not_referenced(self, ref: TableRef, retention_hours: float, dry_run: bool) -> list[str]:
+        table = self._table(_folder(ref))
         if table is None:
             return []
         return table.vacuum(

@@ -1,21 +1,29 @@
-"""The JVM engine: Delta's own Spark classes (`format("delta")`, `DeltaTable.merge`, `optimize`).
+"""Delta's own engine (delta-spark, the Databricks runtime's Delta), through Spark SQL by name only.
 
-Used on Databricks, on clusters, and locally with `storage.engine: delta-spark` (the session
-then carries Delta's jars, `pipelines.runtime.spark.get_spark`). Behaviour matches the delta-rs engine;
-the same test suites run against both.
+Used on Databricks, on clusters, over Spark Connect, and locally with `storage.engine:
+delta-spark`. Every table is reached by its catalog name (`TableRef.catalog_name`), never
+through its folder: Unity Catalog refuses path access to its managed tables, and Spark
+Connect clients (serverless jobs, standard access mode) reach Delta through SQL and the
+DataFrame API only. A folder is named once, when a table of the local session catalog is
+created there (so delta-rs, DuckDB and `lakehouse sql` read the same tables).
 
-A table is addressed by its folder or, with a catalog (Unity Catalog), by its back-quoted
-catalog name (`` `main`.`gold`.`tag_timeline` ``): every method takes either.
+What a run asks of a table's log comes from `DESCRIBE HISTORY <name>`, once per table per run
+(`MetadataCache`): versions, our commit metadata, whether commits only appended, and how
+many rows they added (Delta's operation metrics). The rows added since a version come from
+Delta's change data feed (tables later tasks read are created with it), a batch read of the
+commits' added files by name: unlike the streaming source it needs no checkpoint or sink,
+and a compaction (`dataChange: false`) adds no change data, so rewritten rows are never read
+as new (docs/engines.md, "Reading what is new").
 """
 
 from __future__ import annotations
 
-import functools
 import json
+import os
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -23,259 +31,306 @@ from pyspark.sql.types import StructType
 
 from pipelines.runtime import faults
 from pipelines.runtime.spark import session_conf
-from pipelines.store.delta_log import commit_actions
-from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine
+from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 # An append the caller counted at no more than this many rows is written as one file: Spark would
 # write one a partition, and a table taking a few rows a run would gather small files.
 ONE_FILE_ROWS = 25_000
+HISTORY_WINDOW = 20  # commits a first look at a table's history reads; more only when asked
+COMPACTION_LOOKBACK = 100  # commits searched back for the last compaction
+# Commits that only add rows (or change no data), as DESCRIBE HISTORY names them.
+APPENDS = {"WRITE", "STREAMING UPDATE", "CREATE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT"}
+NO_DATA_CHANGE = {"OPTIMIZE", "SET TBLPROPERTIES", "CREATE TABLE", "ADD COLUMNS", "CHANGE COLUMN"}
+# Commits that replace the whole table: a count of the rows since the last one needs no more.
+REPLACES = {"CREATE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT"}
+CHANGE_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
+NEW_ROWS = ("insert", "update_postimage")
 
 
 def _quote(column: str) -> str:
     return "`" + column.replace("`", "``") + "`"
 
 
-def _is_name(ref: str) -> bool:
-    """A back-quoted catalog name rather than a folder."""
-    return ref.startswith("`")
-
-
-def _sql_ref(ref: str) -> str:
-    """The table as Spark SQL names it: its catalog name, or delta.`<folder>`."""
-    return ref if _is_name(ref) else f"delta.{_quote(ref)}"
-
-
 def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-OBSERVERS = "org.apache.spark.sql.delta.TransactionExecutionObserver"
+def _conflict(exc: Exception, ref: TableRef) -> Exception:
+    """A commit Delta refused because another writer's commit conflicts, as `ConcurrentWriteError`."""
+    text = f"{type(exc).__name__} {exc}"
+    if "DELTA_CONCURRENT" in text or "Concurrent" in text or "concurrent update" in text.lower():
+        return ConcurrentWriteError(f"commit to {ref.name} conflicted with another writer: {exc}")
+    return exc
 
 
-class _CommitCheckpoint:
-    """Delta's transaction observer (its hook into a transaction's phases), implemented in Python:
-    when the transaction begins its commit, after its data files are written and before the log
-    holds the commit, it reaches `faults.checkpoint(name, target)`, where delta-rs reaches it."""
-
-    def __init__(self, name: str, target: str, jvm):
-        self.name, self.target, self._jvm = name, target, jvm
-
-    def beginDoCommit(self) -> None:  # the JVM interface's method names
-        faults.checkpoint(self.name, self.target)
-
-    def startingTransaction(self, start):
-        return start.apply()
-
-    def preparingCommit(self, prepare):
-        return prepare.apply()
-
-    def beginBackfill(self) -> None:
-        pass
-
-    def beginPostCommit(self) -> None:
-        pass
-
-    def transactionCommitted(self) -> None:
-        pass
-
-    def transactionAborted(self) -> None:
-        pass
-
-    def createChild(self):
-        return _no_observer(self._jvm)
-
-    def nextObserver(self):
-        return self._jvm.scala.Option.empty()
-
-    def getNextObserver(self):
-        return self._jvm.scala.Option.empty()
-
-    def setNextObserver(self, observer) -> None:
-        pass
-
-    def advanceToNextThreadObserver(self) -> None:
-        pass
-
-    class Java:
-        implements = [OBSERVERS]
+def _metric(commit: dict[str, Any], name: str) -> int | None:
+    value = (commit.get("operationMetrics") or {}).get(name)
+    return None if value is None else int(value)
 
 
-setattr(_CommitCheckpoint, "nextObserver_$eq", _CommitCheckpoint.setNextObserver)  # Scala's setter name
+def _mode(commit: dict[str, Any]) -> str:
+    return str((commit.get("operationParameters") or {}).get("mode", "Append"))
 
 
-def _no_observer(jvm):
-    """Delta's default observer, which does nothing."""
-    return getattr(getattr(jvm.org.apache.spark.sql.delta, "NoOpTransactionExecutionObserver$"), "MODULE$")
+def _enables_change_data(commit: dict[str, Any]) -> bool:
+    """The commit switched the change data feed on (changes before it were not recorded)."""
+    if commit["operation"] != "SET TBLPROPERTIES":
+        return False
+    properties = (commit.get("operationParameters") or {}).get("properties") or "{}"
+    try:
+        return str(json.loads(properties).get(CHANGE_DATA_FEED, "")).lower() == "true"
+    except ValueError:
+        return False
+
+
+def _appends_only(commit: dict[str, Any]) -> bool:
+    """The commit added rows and removed none (or changed no data)."""
+    operation = commit["operation"]
+    if operation in NO_DATA_CHANGE:
+        return True
+    return operation in APPENDS and (operation != "WRITE" or _mode(commit) == "Append")
+
+
+def _rows_added(commit: dict[str, Any]) -> int | None:
+    """Rows an appending commit added, from Delta's operation metrics (None when not recorded)."""
+    if commit["operation"] in NO_DATA_CHANGE:
+        return 0
+    return _metric(commit, "numOutputRows")
 
 
 class DeltaSparkEngine(Engine):
-    """Delta tables through delta-spark's JVM implementation."""
+    """Delta tables through Delta's Spark SQL, by name."""
 
     name = "delta-spark"
     supports_compaction = True
     names_tables = True
 
-    def _delta_table(self, ref: str):
-        from delta.tables import DeltaTable
+    @staticmethod
+    def _name(ref: TableRef) -> str:
+        if ref.catalog_name is None:
+            raise ValueError(f"{ref.name}: the delta-spark engine reaches tables by catalog name only")
+        return ref.catalog_name
 
-        return DeltaTable.forName(self.spark, ref) if _is_name(ref) else DeltaTable.forPath(self.spark, ref)
+    # -- metadata: the table's history, once per run -------------------------------------------
+    def exists(self, ref: TableRef) -> bool:
+        name = self._name(ref)
+        return self.cache.get(
+            ref.name, "exists", lambda: bool(self.spark.catalog.tableExists(name.replace("`", "")))
+        )
 
-    @contextmanager
-    def _failpoint(self, name: str, ref: str) -> Iterator[None]:
-        """Where `LAKEHOUSE_FAULT` names checkpoint `name` at `ref`, the Delta transactions run
-        inside, on this thread, reach it as they begin to commit (`pipelines.runtime.faults`)."""
-        if not faults.armed(name, ref):
-            yield
-            return
-        from pyspark.java_gateway import ensure_callback_server_started
-
-        gateway = self.spark.sparkContext._gateway  # type: ignore[attr-defined]
-        ensure_callback_server_started(gateway)
-        jvm = self.spark.sparkContext._jvm  # type: ignore[attr-defined]
-        observers = getattr(jvm, OBSERVERS)
-        observers.setObserver(_CommitCheckpoint(name, ref, jvm))
-        try:
-            yield
-        finally:
-            observers.setObserver(_no_observer(jvm))
-
-    def exists(self, ref: str) -> bool:
-        from delta.tables import DeltaTable
-
-        if _is_name(ref):
-            return bool(self.spark.catalog.tableExists(ref.replace("`", "")))
-        return DeltaTable.isDeltaTable(self.spark, ref)
-
-    def version(self, ref: str) -> int | None:
+    def _commits(
+        self, ref: TableRef, since: int | None = None, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        """Commits newest first: every one after `since`, or at least the newest `limit` (or
+        `HISTORY_WINDOW`), from `DESCRIBE HISTORY` (one Delta command reading commit files in a
+        Spark job), kept for the run."""
         if not self.exists(ref):
-            return None
-        return int(self._delta_table(ref).history(1).select("version").first()[0])
+            return []
+        kept = self.cache.peek(ref.name, "commits")
+        wanted = max(limit or 0, HISTORY_WINDOW)
+        if kept is not None:
+            commits, complete = kept
+            oldest = commits[-1]["version"] if commits else 0
+            covers = complete or (
+                (since is None or oldest <= since + 1) and (limit is None or len(commits) >= limit)
+            )
+            if covers:
+                return commits
+            if since is not None and commits:
+                wanted = max(wanted, commits[0]["version"] - since)
+        commits = self._describe_history(ref, wanted)
+        complete = len(commits) < wanted or (bool(commits) and commits[-1]["version"] == 0)
+        if since is not None and not complete and commits[-1]["version"] > since + 1:
+            wanted = commits[0]["version"] - since
+            commits = self._describe_history(ref, wanted)
+            complete = len(commits) < wanted or commits[-1]["version"] == 0
+        self.cache.put(ref.name, "commits", (commits, complete))
+        return commits
 
-    def read(self, ref: str, version: int | None = None) -> DataFrame:
+    def _describe_history(self, ref: TableRef, limit: int) -> list[dict[str, Any]]:
+        rows = self.spark.sql(f"DESCRIBE HISTORY {self._name(ref)} LIMIT {int(limit)}").collect()
+        commits = []
+        for row in rows:
+            commit = row.asDict(recursive=True)
+            commit["timestamp"] = int(commit["timestamp"].timestamp() * 1000)
+            commit.setdefault(METADATA_KEY, commit.get("userMetadata"))
+            commits.append(commit)
+        return sorted(commits, key=lambda c: c["version"], reverse=True)
+
+    def version(self, ref: TableRef) -> int | None:
+        commits = self._commits(ref)
+        return commits[0]["version"] if commits else None
+
+    def history(self, ref: TableRef, limit: int | None = None) -> list[dict[str, Any]]:
+        commits = self._commits(ref, limit=limit) if limit else self._commits(ref, since=-1)
+        return commits[:limit] if limit else commits
+
+    def _window(self, ref: TableRef, since: int, until: int | None = None) -> list[dict[str, Any]]:
+        """The commits after `since` up to `until` (the latest when None), newest first."""
+        return [
+            c
+            for c in self._commits(ref, since=since)
+            if c["version"] > since and (until is None or c["version"] <= until)
+        ]
+
+    def _changes_recorded(self, ref: TableRef, since: int, until: int | None = None) -> bool:
+        """Whether the change data feed holds every commit after `since` up to `until`. A table
+        created without it gets it here (its readers read it whole this once)."""
+        if not self._change_data_on(ref):
+            return False
+        return not any(_enables_change_data(c) for c in self._window(ref, since, until))
+
+    def _change_data_on(self, ref: TableRef) -> bool:
+        """The table records its change data; switched on where it does not (a table another
+        engine or an older release created), in a commit of its own."""
+
+        def ask() -> bool:
+            name = self._name(ref)
+            rows = self.spark.sql(f"SHOW TBLPROPERTIES {name} ({_sql_string(CHANGE_DATA_FEED)})").collect()
+            if rows and str(rows[0]["value"]).lower() == "true":
+                return True
+            try:
+                self.spark.sql(
+                    f"ALTER TABLE {name} SET TBLPROPERTIES ({_sql_string(CHANGE_DATA_FEED)} = 'true')"
+                )
+            except Exception as exc:
+                raise _conflict(exc, ref) from exc
+            self.cache.forget(ref.name)
+            return False
+
+        return self.cache.get(ref.name, "change data on", ask)
+
+    def only_appended_since(self, ref: TableRef, version: int) -> bool:
+        if not self.exists(ref) or not self._changes_recorded(ref, version):
+            return False
+        return all(_appends_only(c) for c in self._window(ref, version))
+
+    def count_added_since(self, ref: TableRef, version: int | None) -> int:
+        """From Delta's operation metrics of the commits since (no Spark job) where each only
+        appended and recorded its rows; else by counting what `read_added_since` returns."""
+        if version is not None and self._changes_recorded(ref, version):
+            window = self._window(ref, version)
+            added = [_rows_added(c) if _appends_only(c) else None for c in window]
+            if all(n is not None for n in added):
+                return sum(added)
+            return self.read_added_since(ref, version).count()
+        total = self._rows_since_replaced(ref)
+        return total if total is not None else self.read(ref).count()
+
+    def _rows_since_replaced(self, ref: TableRef) -> int | None:
+        """The table's rows from the metrics of the commits since the last that replaced it whole,
+        None when one of them removed rows or recorded no metrics."""
+        total = 0
+        for commit in self._commits(ref):  # the first look's window: past it, a count is cheaper
+            replaced = commit["operation"] in REPLACES or (
+                commit["operation"] == "WRITE"
+                and _mode(commit) == "Overwrite"
+                and not (commit.get("operationParameters") or {}).get("predicate")
+            )
+            if not (replaced or _appends_only(commit)):
+                return None
+            added = _rows_added(commit)
+            if added is None:
+                return None
+            total += added
+            if replaced:
+                return total
+        commits = self._commits(ref)
+        return total if commits and commits[-1]["version"] == 0 else None
+
+    # -- reading -------------------------------------------------------------------------------
+    def read(self, ref: TableRef, version: int | None = None) -> DataFrame:
         reader = self.spark.read.format("delta")
         if version is not None:
             reader = reader.option("versionAsOf", version)
-        return reader.table(ref) if _is_name(ref) else reader.load(ref)
+        return reader.table(self._name(ref))
 
-    # -- incremental reads: from the log's add actions ------------------------------------
-    def _location(self, ref: str) -> str:
-        if not _is_name(ref):
-            return ref
-        return str(self._delta_table(ref).detail().select("location").first()[0])
-
-    def _commit_actions(self, location: str, number: int) -> list[dict[str, Any]]:
-        """One commit's actions: read as a local file where the table is local, else by Spark."""
-        parsed = urlparse(location)
-        if parsed.scheme in ("", "file"):
-            return commit_actions(parsed.path if parsed.scheme else location, number)
-        lines = self.spark.read.text(f"{location.rstrip('/')}/_delta_log/{number:020d}.json").collect()
-        return [json.loads(row[0]) for row in lines if row[0].strip()]
-
-    def _data_files_added_since(self, ref: str, version: int) -> dict[str, int | None] | None:
-        """The files whose `add` changed data after `version` and that no later data change
-        removed, each with None while it is live, or with the version that added it when a
-        rewrite (a compaction: `dataChange: false`) has since replaced it: its rows live on in
-        the rewritten file, which carries no new rows, so they are read as of that version.
-        None when a commit is no longer in the log."""
-        current = self.version(ref)
-        location = self._location(ref)
-        added: dict[str, int] = {}  # path -> the version whose commit added it
-        rewritten: set[str] = set()
-        try:
-            for number in range(version + 1, (current or 0) + 1):
-                for action in self._commit_actions(location, number):
-                    if "add" in action and action["add"].get("dataChange", True):
-                        added[action["add"]["path"]] = number
-                    elif "remove" in action and action["remove"].get("dataChange", True):
-                        added.pop(action["remove"]["path"], None)
-                    elif "remove" in action and action["remove"]["path"] in added:
-                        rewritten.add(action["remove"]["path"])
-        except FileNotFoundError:
-            return None
-        return {path: (at if path in rewritten else None) for path, at in added.items()}
-
-    def read_added_since(self, ref: str, version: int) -> DataFrame:
-        current = self.read(ref)
-        if version < 0:
-            return current
-        files = self._data_files_added_since(ref, version)
-        if files is None:
-            raise FileNotFoundError(f"{ref}: commits after {version} are no longer in the Delta log")
-        by_version: dict[int | None, list[str]] = {}
-        for path, at in files.items():
-            # a file's place in the table: its name (log paths are relative and URL-encoded)
-            by_version.setdefault(at, []).append(unquote(path.rsplit("/", 1)[-1]))
-        parts = [
-            (current if at is None else self.read(ref, at)).where(
-                F.col("_metadata.file_name").isin(sorted(names))
-            )
-            for at, names in sorted(by_version.items(), key=lambda item: -1 if item[0] is None else item[0])
-        ]
-        if not parts:
-            return current.limit(0)
-        return functools.reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts).select(
-            *current.columns
+    def read_added_since(self, ref: TableRef, version: int, until: int | None = None) -> DataFrame:
+        """The change data feed's inserted rows of the commits after `version` up to `until`; the
+        whole table at `until` where the feed does not hold them all."""
+        until = self.version(ref) if until is None else until
+        if until is None or version >= until:
+            return self.read(ref, until).limit(0)
+        if not self._changes_recorded(ref, version, until):
+            return self.read(ref, until)
+        changes = (
+            self.spark.read.format("delta")
+            .option("readChangeFeed", "true")
+            .option("startingVersion", version + 1)
+            .option("endingVersion", until)
+            .table(self._name(ref))
         )
+        return changes.where(F.col("_change_type").isin(*NEW_ROWS)).drop(*CHANGE_COLUMNS)
 
-    def only_appended_since(self, ref: str, version: int) -> bool:
-        current = self.version(ref)
-        if current is None:
-            return False
-        location = self._location(ref)
+    def read_rows(self, ref: TableRef, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
+        """The whole (small) table read once per run, filtered here: the ingestion log is asked per
+        source, twice a bronze task."""
+        rows = self.cache.get(ref.name, "rows", lambda: [r.asDict() for r in self.read(ref).collect()])
+        matching = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
+        present = [c for c in columns if not rows or c in rows[0]]
+        return [{c: r[c] for c in present} for r in matching]
+
+    # -- writing -------------------------------------------------------------------------------
+    @contextmanager
+    def _committing(self, failpoint: str, ref: TableRef) -> Iterator[None]:
+        """A Delta write or command: refused commits as `ConcurrentWriteError`; where the crash
+        tests arm `failpoint`, Delta reaches it as it begins to commit (`faults`)."""
         try:
-            for number in range(version + 1, current + 1):
-                for action in self._commit_actions(location, number):
-                    if "remove" in action and action["remove"].get("dataChange", True):
-                        return False
-        except OSError:
-            return False
-        return True
+            with faults.at_delta_commit(self.spark, failpoint, ref.name):
+                yield
+        except ConcurrentWriteError:
+            raise
+        except Exception as exc:
+            raise _conflict(exc, ref) from exc
 
-    # -- writing ---------------------------------------------------------------------------
-    def _writer(self, df: DataFrame, mode: str, partition_by: list[str], metadata: str | None):
+    def _save(
+        self,
+        df: DataFrame,
+        ref: TableRef,
+        mode: str,
+        partition_by: list[str],
+        metadata: str | None,
+        options: dict[str, str] | None = None,
+    ) -> None:
         writer = df.write.format("delta").mode(mode).option("mergeSchema", "true")
         if partition_by:
             writer = writer.partitionBy(*partition_by)
-        if metadata is not None:
-            writer = writer.option("userMetadata", metadata)
-        return writer
+        for key, value in (options or {}).items():
+            writer = writer.option(key, value)
+        if not self.exists(ref):
+            if ref.path is not None:  # a table of the session catalog, at its warehouse folder
+                writer = writer.option("path", ref.path)
+            if ref.changes_read:
+                writer = writer.option(CHANGE_DATA_FEED, "true")
+        # the commit's userMetadata from the session: a write that creates the table commits as
+        # CREATE TABLE AS SELECT, which takes no write option for it
+        settings = {USER_METADATA: metadata} if metadata is not None else {}
+        with session_conf(self.spark, settings), self._committing("delta_commit", ref):
+            writer.saveAsTable(self._name(ref))
 
-    @staticmethod
-    def _save(writer, ref: str) -> None:
-        if _is_name(ref):
-            writer.saveAsTable(ref)
-        else:
-            writer.save(ref)
-
-    def _conflict(self, exc: Exception, ref: str) -> Exception:
-        if "Concurrent" in type(exc).__name__ or "concurrent" in str(exc).lower():
-            return ConcurrentWriteError(f"commit to {ref} conflicted with another writer: {exc}")
-        return exc
-
-    def append(self, df, path, partition_by, metadata, rows=None) -> None:
+    def append(self, df, ref, partition_by, metadata, rows=None) -> None:
         if rows is not None and rows <= ONE_FILE_ROWS:
             df = df.coalesce(1)
-        try:
-            with self._failpoint("delta_commit", path):
-                self._save(self._writer(df, "append", partition_by, metadata), path)
-        except Exception as exc:
-            raise self._conflict(exc, path) from exc
+        self._save(df, ref, "append", partition_by, metadata)
 
-    def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
-        """Bookkeeping rows in one file (a local frame is split over the default parallelism)."""
-        if rows:
-            self.append(self.spark.createDataFrame(rows, schema), path, [], None, len(rows))
-
-    def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
+    def commit_no_rows(
+        self, df: DataFrame, ref: TableRef, partition_by: list[str], metadata: str | None
+    ) -> None:
         """An empty append, recorded: Delta skips commits that add nothing unless told not to."""
         with session_conf(self.spark, {"spark.databricks.delta.skipRecordingEmptyCommits": "false"}):
-            self.append(df.limit(0), path, partition_by, metadata)
+            self._save(df.limit(0), ref, "append", partition_by, metadata)
 
-    def overwrite(self, df, path, partition_by, partitions, metadata, rows=None) -> None:
-        writer = self._writer(df, "overwrite", partition_by, metadata)
-        if partitions and self.exists(path):
+    def append_rows(self, rows: list[tuple], schema: StructType, ref: TableRef) -> None:
+        """Bookkeeping rows in one file (a local frame is split over the default parallelism)."""
+        if rows:
+            self.append(self.spark.createDataFrame(rows, schema), ref, [], None, len(rows))
+
+    def overwrite(self, df, ref, partition_by, partitions, metadata, rows=None) -> None:
+        options = {}
+        if partitions and self.exists(ref):
             clauses = []
             for spec in partitions:
                 parts = [
@@ -283,63 +338,54 @@ class DeltaSparkEngine(Engine):
                     for k, v in spec.items()
                 ]
                 clauses.append("(" + " AND ".join(parts) + ")")
-            writer = writer.option("replaceWhere", " OR ".join(clauses))
-        try:
-            with self._failpoint("delta_commit", path):
-                self._save(writer, path)
-        except Exception as exc:
-            raise self._conflict(exc, path) from exc
+            options["replaceWhere"] = " OR ".join(clauses)
+        self._save(df, ref, "overwrite", partition_by, metadata, options)
 
-    def merge(self, df, path, keys, delete_flag, metadata, rows=None) -> None:
-        if not self.exists(path):
+    def merge(self, df, ref, keys, delete_flag, metadata, rows=None) -> None:
+        """`MERGE INTO` by name, with schema evolution, the source as a temporary view."""
+        if not self.exists(ref):
             to_insert = df.where(~F.col(delete_flag)).drop(delete_flag) if delete_flag else df
-            self.append(to_insert, path, [], metadata)
+            self.append(to_insert, ref, [], metadata, rows)
             return
         columns = [c for c in df.columns if c != delete_flag]
-        values = {_quote(c): f"s.{_quote(c)}" for c in columns}
+        view = f"lakehouse_merge_{uuid.uuid4().hex}"
         condition = " AND ".join(f"t.{_quote(k)} = s.{_quote(k)}" for k in keys)
-        live = f"NOT s.{_quote(delete_flag)}" if delete_flag else None
-        builder = self._delta_table(path).alias("t").merge(df.alias("s"), condition)
-        if delete_flag:
-            builder = builder.whenMatchedDelete(condition=f"s.{_quote(delete_flag)}")
-        builder = builder.whenMatchedUpdate(condition=live, set=values).whenNotMatchedInsert(
-            condition=live, values=values
+        assignments = ", ".join(f"t.{_quote(c)} = s.{_quote(c)}" for c in columns)
+        names = ", ".join(_quote(c) for c in columns)
+        values = ", ".join(f"s.{_quote(c)}" for c in columns)
+        live = f" AND NOT s.{_quote(delete_flag)}" if delete_flag else ""
+        clauses = [f"WHEN MATCHED AND s.{_quote(delete_flag)} THEN DELETE"] if delete_flag else []
+        clauses += [
+            f"WHEN MATCHED{live} THEN UPDATE SET {assignments}",
+            f"WHEN NOT MATCHED{live} THEN INSERT ({names}) VALUES ({values})",
+        ]
+        statement = (
+            f"MERGE WITH SCHEMA EVOLUTION INTO {self._name(ref)} AS t USING {view} AS s ON {condition} "
+            + " ".join(clauses)
         )
-        with self._failpoint("merge_commit", path):
-            self._with_metadata(metadata, builder.execute, path)
-
-    def _with_metadata(self, metadata: str | None, action, ref: str):
-        """Run `action` (a DeltaTable operation, which takes no write options) with `metadata`
-        as the commit's userMetadata."""
-        if metadata is not None:
-            self.spark.conf.set(USER_METADATA, metadata)
+        df.createOrReplaceTempView(view)
         try:
-            return action()
-        except Exception as exc:
-            raise self._conflict(exc, ref) from exc
+            self._run_command(statement, ref, metadata, failpoint="merge_commit")
         finally:
-            if metadata is not None:
-                self.spark.conf.unset(USER_METADATA)
+            self.spark.catalog.dropTempView(view)
 
-    # -- history and maintenance -----------------------------------------------------------
-    def history(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
-        if not self.exists(path):
-            return []
-        table = self._delta_table(path)
-        frame = table.history(limit) if limit else table.history()
-        rows = [row.asDict(recursive=True) for row in frame.collect()]
-        for row in rows:
-            row["timestamp"] = int(row["timestamp"].timestamp() * 1000)
-            row.setdefault(METADATA_KEY, row.get("userMetadata"))
-        return sorted(rows, key=lambda r: r["version"], reverse=True)
+    def _run_command(
+        self, statement: str, ref: TableRef, metadata: str | None, failpoint: str = "delta_commit"
+    ):
+        """A Delta SQL command that commits, with `metadata` as its commit's userMetadata
+        (commands take no write options). Returns its result rows."""
+        settings = {USER_METADATA: metadata} if metadata is not None else {}
+        with session_conf(self.spark, settings), self._committing(failpoint, ref):
+            return self.spark.sql(statement).collect()
 
-    def compactable_files(self, path: str, target_bytes: int) -> int:
+    # -- maintenance ---------------------------------------------------------------------------
+    def compactable_files(self, ref: TableRef, target_bytes: int) -> int:
         """Live files smaller than `target_bytes` in partitions holding two or more of them,
         from the files' metadata columns (their footers only, no rows decoded)."""
-        if not self.exists(path):
+        if not self.exists(ref):
             return 0
-        partitions = [F.col(_quote(c)) for c in self._partition_columns(path)]
-        files = self.read(path).select("_metadata.file_path", "_metadata.file_size", *partitions).distinct()
+        partitions = [F.col(_quote(c)) for c in self._partition_columns(ref)]
+        files = self.read(ref).select("_metadata.file_path", "_metadata.file_size", *partitions).distinct()
         counts = (
             files.where(F.col("file_size") < target_bytes)
             .groupBy(*partitions)
@@ -348,49 +394,69 @@ class DeltaSparkEngine(Engine):
         )
         return sum(row["n"] for row in counts if row["n"] > 1)
 
-    def _partition_columns(self, path: str) -> list[str]:
-        return list(self._delta_table(path).detail().select("partitionColumns").first()[0] or [])
+    def small_files_written(self, ref: TableRef, target_bytes: int) -> int | None:
+        """From the operation metrics of the commits since the last `OPTIMIZE` (or the table's
+        replacement): the files of those whose average file is under `target_bytes`."""
+        small = 0
+        for commit in self._commits(ref, limit=COMPACTION_LOOKBACK):
+            if commit["operation"] == "OPTIMIZE" or commit["operation"] in REPLACES:
+                break
+            files = _metric(commit, "numFiles") or _metric(commit, "numTargetFilesAdded") or 0
+            written = _metric(commit, "numOutputBytes") or 0
+            if files and written / files < target_bytes:
+                small += files
+        return small
 
-    def compact(self, path: str, target_bytes: int) -> Compaction:
-        """Delta's own `OPTIMIZE` (`DeltaTable.optimize().executeCompaction()`): bins the files
-        below `target_bytes` per partition and commits with `dataChange: false`."""
-        if not self.exists(path):
-            raise FileNotFoundError(f"no Delta table at {path}")
+    def _partition_columns(self, ref: TableRef) -> list[str]:
+        detail = self.spark.sql(f"DESCRIBE DETAIL {self._name(ref)}").select("partitionColumns").first()
+        return list(detail[0] or [])
+
+    def compact(self, ref: TableRef, target_bytes: int) -> Compaction:
+        """Delta's own `OPTIMIZE`: bins the files below `target_bytes` per partition and commits
+        with `dataChange: false`."""
+        if not self.exists(ref):
+            raise FileNotFoundError(f"no Delta table {ref.name}")
         settings = {
             "spark.databricks.delta.optimize.maxFileSize": str(target_bytes),
             "spark.databricks.delta.optimize.minFileSize": str(target_bytes),
         }
         with session_conf(self.spark, settings):
-            result = self._delta_table(path).optimize().executeCompaction().first()
-        metrics = result["metrics"] if result is not None else None
+            result = self._run_command(f"OPTIMIZE {self._name(ref)}", ref, None)
+        metrics = result[0]["metrics"] if result else None
         if metrics is None:
             return Compaction(files_removed=0, files_added=0)
         return Compaction(
             files_removed=int(metrics["numFilesRemoved"]), files_added=int(metrics["numFilesAdded"])
         )
 
-    def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
+    def delete_files_not_referenced(self, ref: TableRef, retention_hours: float, dry_run: bool) -> list[str]:
         """Delta's own VACUUM (retention below Delta's 7-day guard allowed: the caller chose it).
         The files are listed by a dry run first: VACUUM itself answers with the table's path only.
         Delta lists the table's folders in `parallelPartitionDiscovery.parallelism` tasks, 10,000
-        by default: a local session spent minutes a table scheduling them, so the listing gets the
-        session's default parallelism (a task a core)."""
-        if not self.exists(path):
+        by default: a local session spent minutes a table scheduling them, so the listing gets a
+        task a core."""
+        if not self.exists(ref):
             return []
-        self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-        vacuum = f"VACUUM {_sql_ref(path)} RETAIN {float(retention_hours)} HOURS"
-        listing = {LISTING_PARALLELISM: str(self.spark.sparkContext.defaultParallelism)}
-        with session_conf(self.spark, listing):
+        vacuum = f"VACUUM {self._name(ref)} RETAIN {float(retention_hours)} HOURS"
+        settings = {
+            "spark.databricks.delta.retentionDurationCheck.enabled": "false",
+            LISTING_PARALLELISM: str(os.cpu_count() or 2),
+        }
+        with session_conf(self.spark, settings):
             files = [row[0] for row in self.spark.sql(f"{vacuum} DRY RUN").collect()]
             if files and not dry_run:
                 self.spark.sql(vacuum).collect()
         return files
 
-    # -- the catalog -----------------------------------------------------------------------
-    def register(self, name: str, path: str) -> None:
-        schema = name.rsplit(".", 1)[0]
-        self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
-        self.spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING DELTA LOCATION {_sql_string(path)}")
+    # -- the catalog ---------------------------------------------------------------------------
+    def register(self, ref: TableRef) -> None:
+        """The Delta table at `ref.path` as the session catalog's `ref.catalog_name`."""
+        if ref.path is None or not os.path.isdir(os.path.join(ref.path, "_delta_log")):
+            return
+        self.spark.sql(
+            f"CREATE TABLE IF NOT EXISTS {self._name(ref)} USING DELTA LOCATION {_sql_string(ref.path)}"
+        )
+        self.cache.forget(ref.name)
 
     def catalog_tables(self, schema: str) -> list[str]:
         if not self.spark.catalog.databaseExists(schema.replace("`", "")):

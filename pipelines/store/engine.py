@@ -1,4 +1,10 @@
-"""The contract every storage engine fulfils; the TableStore facade calls only this."""
+"""The contract every storage engine fulfils; the TableStore facade calls only this.
+
+An engine reaches a table through a `TableRef`: its folder where tables are folders (delta-rs),
+its catalog name where tables are named (delta-spark, which never reads a table through its
+folder). Engines answer metadata questions (versions, commits, row counts) from a run's
+`MetadataCache`, so a run asks each table's log once.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from pipelines.store.delta_log import commit_actions
+from pipelines.store.metadata import MetadataCache
 
 METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
 
@@ -27,119 +33,133 @@ class Compaction:
     files_added: int
 
 
-class Engine(ABC):
-    """Delta operations on table paths. Implementations must be atomic per call."""
+@dataclass(frozen=True)
+class TableRef:
+    """One table as an engine reaches it.
+
+    `name`: `<layer>.<table>`, for messages and the run's metadata cache. `path`: the table's
+    folder, where the warehouse keeps tables as folders (None for a catalog's managed tables).
+    `catalog_name`: the back-quoted name Spark SQL knows it by, where tables are named.
+    `changes_read`: later tasks read the rows this table gains (bronze and silver): an engine
+    that reads new rows through Delta's change data feed creates the table with it on.
+    """
 
     name: str
+    path: str | None = None
+    catalog_name: str | None = None
+    changes_read: bool = False
 
-    def __init__(self, spark: SparkSession):
+
+class Engine(ABC):
+    """Delta operations on tables. Implementations must be atomic per call."""
+
+    name: str
+    supports_compaction = False
+    names_tables = False  # whether tables also have catalog names (`register`, `catalog_tables`)
+
+    def __init__(self, spark: SparkSession, cache: MetadataCache | None = None):
         self.spark = spark
+        self.cache = cache if cache is not None else MetadataCache(enabled=False)
+
+    def with_session(self, spark: SparkSession) -> Engine:
+        """The same engine reading and writing through `spark`, sharing this one's metadata cache."""
+        return type(self)(spark, self.cache)
+
+    # -- metadata ----------------------------------------------------------------------------
+    @abstractmethod
+    def exists(self, ref: TableRef) -> bool: ...
 
     @abstractmethod
-    def exists(self, path: str) -> bool: ...
+    def version(self, ref: TableRef) -> int | None: ...
 
     @abstractmethod
-    def version(self, path: str) -> int | None: ...
+    def history(self, ref: TableRef, limit: int | None = None) -> list[dict[str, Any]]:
+        """Commits newest first, each with at least `version`, `timestamp` (epoch ms), `operation`
+        and `userMetadata`; at most `limit` of them."""
 
     @abstractmethod
-    def read(self, path: str, version: int | None = None) -> DataFrame: ...
+    def only_appended_since(self, ref: TableRef, version: int) -> bool:
+        """True when no commit after `version` removed or rewrote rows (an overwrite, a merge, a
+        group replacement) and the engine can read what each added: then the rows added since
+        are the table's whole change. False when unsure."""
 
     @abstractmethod
-    def read_added_since(self, path: str, version: int) -> DataFrame:
-        """Rows of the data files added after `version` (meaningful for append-only tables)."""
+    def count_added_since(self, ref: TableRef, version: int | None) -> int:
+        """How many rows `read_added_since` would return (all rows when `version` is None)."""
+
+    def max_micros(self, ref: TableRef, column: str, version: int | None = None) -> int | None:
+        """The largest value of the timestamp `column` at `version` (latest when None), in epoch
+        microseconds; None when it holds no value. Engines may answer from file statistics,
+        which may hold milliseconds only: then up to 1 ms below the exact value."""
+        key = ("max_micros", ref.name, column, version if version is not None else self.version(ref))
+        return self.cache.get(
+            ref.name,
+            key,
+            lambda: self.read(ref, version).agg(F.unix_micros(F.max(column)).alias("m")).first()["m"],
+        )
+
+    # -- reading -----------------------------------------------------------------------------
+    @abstractmethod
+    def read(self, ref: TableRef, version: int | None = None) -> DataFrame: ...
 
     @abstractmethod
-    def append(
-        self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None, rows: int | None = None
-    ) -> None:
-        """`rows`: the caller's count of `df`'s rows (or a bound), if known; engines may ignore it."""
+    def read_added_since(self, ref: TableRef, version: int, until: int | None = None) -> DataFrame:
+        """Rows the commits after `version` up to `until` (the latest when None) added; rows a
+        rewrite that changes no data (a compaction) moved are not new. Meaningful for tables
+        that only gain rows; where the engine cannot tell what those commits added, every row
+        of the table at `until` (and `only_appended_since` says False)."""
 
-    def commit_no_rows(self, df: DataFrame, path: str, partition_by: list[str], metadata: str | None) -> None:
-        """A commit that adds no rows: creates the table with `df`'s columns, or only records
-        `metadata` (e.g. a watermark that moved past input holding nothing for this table).
-        Engines may skip the Spark job an empty write costs."""
-        self.append(df.limit(0), path, partition_by, metadata)
-
-    def append_rows(self, rows: list[tuple], schema: StructType, path: str) -> None:
-        """Append a few Python rows (bookkeeping); engines may skip Spark for this."""
-        self.append(self.spark.createDataFrame(rows, schema), path, [], None)
-
-    def read_rows(self, path: str, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
+    def read_rows(self, ref: TableRef, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
         """The rows whose `where` columns equal the given values, as dicts of those of `columns`
         the table has (bookkeeping tables, which hold files or runs, not records).
         Engines may answer without a Spark job."""
-        df = self.read(path)
+        df = self.read(ref)
         for column, value in where.items():
             df = df.where(F.col(column) == F.lit(value))
         present = [c for c in columns if c in df.columns]
         return [row.asDict() for row in df.select(*present).collect()]
 
-    def only_appended_since(self, path: str, version: int) -> bool:
-        """True when no commit after `version` removed rows (an overwrite, a merge, a group
-        replacement): then the rows added since are the table's whole change. Read from the
-        commits in the table's `_delta_log` (both engines write the same protocol); a log that
-        cannot be read here (not a local path, commits expired) answers False."""
-        current = self.version(path)
-        if current is None:
-            return False
-        try:
-            for number in range(version + 1, current + 1):
-                for action in commit_actions(path, number):
-                    if "remove" in action and action["remove"].get("dataChange", True):
-                        return False
-        except OSError:
-            return False
-        return True
-
-    supports_compaction = False
-    names_tables = False  # whether tables also have catalog names (`register`, `catalog_tables`)
-
-    def register(self, name: str, path: str) -> None:
-        """Make the table at `path` known to the catalog as `name` (engines that name tables)."""
-        raise NotImplementedError(f"the {self.name} engine has no catalog")
-
-    def catalog_tables(self, schema: str) -> list[str]:
-        """The tables of a catalog schema (engines that name tables)."""
-        return []
-
-    def compactable_files(self, path: str, target_bytes: int) -> int:
-        """How many data files `compact` would merge: those smaller than `target_bytes` in a
-        partition holding at least two of them (0 where the engine does not compact)."""
-        return 0
-
-    def compact(self, path: str, target_bytes: int) -> Compaction:
-        """Merge the small files into files of about `target_bytes`, in one commit that changes
-        no data (`dataChange: false`), so incremental readers see no new rows."""
-        raise NotImplementedError(f"the {self.name} engine does not compact tables")
-
-    def count_added_since(self, path: str, version: int | None) -> int:
-        """Rows in files added after `version` (all rows when None); engines may use file statistics."""
-        df = self.read(path) if version is None else self.read_added_since(path, version)
-        return df.count()
-
-    def max_micros(self, path: str, column: str, version: int | None = None) -> int | None:
-        """The largest value of the timestamp `column` at `version` (latest when None), in epoch
-        microseconds; None when it holds no value. Engines may answer from file statistics,
-        which may hold milliseconds only: then up to 1 ms below the exact value."""
-        latest = self.read(path, version).agg(F.unix_micros(F.max(column)).alias("m")).first()
-        return None if latest is None else latest["m"]
-
     def tally_added_since(
-        self, path: str, version: int | None, by: str, flag: str
+        self, ref: TableRef, version: int | None, by: str, flag: str
     ) -> dict[Any, tuple[int, int]]:
-        """Per value of `by` in the files added after `version` (all files when None): its rows
-        and how many of them have the boolean `flag` set. Engines may count without Spark."""
-        df = self.read(path) if version is None else self.read_added_since(path, version)
+        """Per value of `by` in the rows added after `version` (all rows when None): its rows and
+        how many of them have the boolean `flag` set. Engines may count without Spark."""
+        df = self.read(ref) if version is None else self.read_added_since(ref, version)
         counts = df.groupBy(by).agg(
             F.count(F.lit(1)).alias("rows"), F.sum(F.col(flag).cast("long")).alias("set")
         )
         return {row[by]: (row["rows"], row["set"] or 0) for row in counts.collect()}
 
+    # -- writing -----------------------------------------------------------------------------
+    @abstractmethod
+    def append(
+        self,
+        df: DataFrame,
+        ref: TableRef,
+        partition_by: list[str],
+        metadata: str | None,
+        rows: int | None = None,
+    ) -> None:
+        """`rows`: the caller's count of `df`'s rows (or a bound), if known; engines may ignore it."""
+
+    def commit_no_rows(
+        self, df: DataFrame, ref: TableRef, partition_by: list[str], metadata: str | None
+    ) -> None:
+        """A commit that adds no rows: creates the table with `df`'s columns, or only records
+        `metadata` (e.g. a watermark that moved past input holding nothing for this table).
+        Engines may skip the Spark job an empty write costs."""
+        self.append(df.limit(0), ref, partition_by, metadata)
+
+    def append_rows(self, rows: list[tuple], schema: StructType, ref: TableRef) -> None:
+        """Append a few Python rows (bookkeeping); engines may skip Spark for this."""
+        if rows:
+            self.append(self.spark.createDataFrame(rows, schema), ref, [], None, len(rows))
+
     @abstractmethod
     def overwrite(
         self,
         df: DataFrame,
-        path: str,
+        ref: TableRef,
         partition_by: list[str],
         partitions: list[dict[str, Any]] | None,
         metadata: str | None,
@@ -152,7 +172,7 @@ class Engine(ABC):
     def merge(
         self,
         df: DataFrame,
-        path: str,
+        ref: TableRef,
         keys: list[str],
         delete_flag: str | None,
         metadata: str | None,
@@ -164,7 +184,7 @@ class Engine(ABC):
     def replace_groups(
         self,
         df: DataFrame,
-        path: str,
+        ref: TableRef,
         group_key: str,
         groups: DataFrame,
         keys: list[str],
@@ -181,27 +201,48 @@ class Engine(ABC):
         engines may rewrite only the data files holding affected rows instead.
         """
         flag = "_delete"
-        rows = df.persist()
+        new_rows = df.persist()
         try:
-            if not self.exists(path):
-                count = rows.count()
-                self.append(rows, path, [], metadata)
+            count = new_rows.count() if rows is None else rows
+            if not self.exists(ref):
+                self.append(new_rows, ref, [], metadata, count)
                 return count
-            current = self.read(path).join(groups.select(group_key).distinct(), group_key, "left_semi")
-            stale = current.join(rows.select(*keys), keys, "left_anti")
-            changes = rows.withColumn(flag, F.lit(False)).unionByName(
+            current = self.read(ref).join(groups.select(group_key).distinct(), group_key, "left_semi")
+            stale = current.join(new_rows.select(*keys), keys, "left_anti")
+            changes = new_rows.withColumn(flag, F.lit(False)).unionByName(
                 stale.withColumn(flag, F.lit(True)), allowMissingColumns=True
             )
-            count = rows.count()
-            self.merge(changes, path, keys, flag, metadata)
+            self.merge(changes, ref, keys, flag, metadata)
             return count
         finally:
-            rows.unpersist()
+            new_rows.unpersist()
+
+    # -- maintenance -------------------------------------------------------------------------
+    def compactable_files(self, ref: TableRef, target_bytes: int) -> int:
+        """How many data files `compact` would merge: those smaller than `target_bytes` in a
+        partition holding at least two of them (0 where the engine does not compact)."""
+        return 0
+
+    def small_files_written(self, ref: TableRef, target_bytes: int) -> int | None:
+        """At least how many files under `target_bytes` the commits since the table's last
+        compaction wrote, from its commit history (no file listed), or None when the engine
+        cannot tell: `compactable_files` is only worth asking once this reaches the policy's count."""
+        return None
+
+    def compact(self, ref: TableRef, target_bytes: int) -> Compaction:
+        """Merge the small files into files of about `target_bytes`, in one commit that changes
+        no data (`dataChange: false`), so incremental readers see no new rows."""
+        raise NotImplementedError(f"the {self.name} engine does not compact tables")
 
     @abstractmethod
-    def history(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
-        """Commits newest first, each with at least `version`, `timestamp`, `operation`, `userMetadata`."""
-
-    @abstractmethod
-    def delete_files_not_referenced(self, path: str, retention_hours: float, dry_run: bool) -> list[str]:
+    def delete_files_not_referenced(self, ref: TableRef, retention_hours: float, dry_run: bool) -> list[str]:
         """Remove data files no snapshot within the retention needs (crashed writes, old versions)."""
+
+    # -- the catalog -------------------------------------------------------------------------
+    def register(self, ref: TableRef) -> None:
+        """Make the table at `ref.path` known to the catalog as `ref.catalog_name` (engines that name tables)."""
+        raise NotImplementedError(f"the {self.name} engine has no catalog")
+
+    def catalog_tables(self, schema: str) -> list[str]:
+        """The tables of a catalog schema (engines that name tables)."""
+        return []

@@ -130,8 +130,8 @@ def test_the_default_replace_groups_merge_gives_the_same_rows(store, spark):
     store.append(_grouped(spark, [(1, "a", "x"), (2, "a", "x"), (3, "b", "x"), (4, "c", "x")]), "gold.d")
     rebuilt = _grouped(spark, [(1, "a", "new"), (4, "a", "moved"), (5, "a", "new")])
     touched = spark.createDataFrame([Row(grp="a")])
-    path = store.path("gold.d")
-    assert Engine.replace_groups(store.engine, rebuilt, path, "grp", touched, ["id"], None) == 3
+    ref = store.ref("gold.d")
+    assert Engine.replace_groups(store.engine, rebuilt, ref, "grp", touched, ["id"], None) == 3
     rows = _sorted(store.read("gold.d"), "id", "grp", "name")
     assert rows == [(1, "a", "new"), (3, "b", "x"), (4, "a", "moved"), (5, "a", "new")]
 
@@ -224,9 +224,7 @@ def test_read_rows_filters_and_skips_columns_the_table_lacks(any_store, spark):
     assert all(set(r) == {"id", "day", "extra"} for r in rows)
     assert any_store.read_rows("ops.r", ["id"], {"name": "zzz"}) == []
     # the engines' shared Spark implementation answers the same
-    through_spark = Engine.read_rows(
-        any_store.engine, any_store.path("ops.r"), ["id", "extra"], {"name": "a"}
-    )
+    through_spark = Engine.read_rows(any_store.engine, any_store.ref("ops.r"), ["id", "extra"], {"name": "a"})
     assert sorted((r["id"], r["extra"]) for r in through_spark) == [(1, None), (3, "x")]
 
 
@@ -248,8 +246,8 @@ def test_tally_added_since_counts_rows_and_flagged_rows_per_value(any_store, spa
         == {}
     )
     # the engines' shared Spark implementation answers the same
-    path = any_store.path("bronze.t")
-    assert Engine.tally_added_since(any_store.engine, path, None, "source_file", "is_corrupt") == expected_all
+    ref = any_store.ref("bronze.t")
+    assert Engine.tally_added_since(any_store.engine, ref, None, "source_file", "is_corrupt") == expected_all
 
 
 def test_only_appended_since_tells_appends_from_rewrites(any_store, spark):
