@@ -39,8 +39,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def class_archive_use(spark) -> str:
     """`mapped`, `recording` or `off`: whether this JVM started from a class archive
     (`pipelines.runtime.tuning.class_archive`), read from its own command line."""
-    from pipelines.runtime.spark import jvm_options
     from pipelines.runtime.tuning.class_archive import MAP_OPTION, RECORD_OPTION
+    from pipelines.runtime.tuning.local_driver import jvm_options
 
     arguments = " ".join(jvm_options(spark))
     if MAP_OPTION in arguments:
@@ -54,8 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     from pipelines.core.config import load_config
     from pipelines.core.graph import load_graph
     from pipelines.orchestration.runner import LAYERS, RunFailed, run_pipeline
-    from pipelines.orchestration.weighing import java_options_for_one_run
+    from pipelines.orchestration.weighing import rows_in_sight
     from pipelines.runtime.spark import engine_in_use, get_spark
+    from pipelines.runtime.tuning import for_local_run
     from pipelines.runtime.tuning.jit import compiles_with_c1_only
     from pipelines.store import open_configured_store
 
@@ -63,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     config = load_config(args.conf).with_overrides(landing=args.landing, warehouse=args.warehouse)
     config = with_engine(config, args.engine)
     graph = load_graph().up_to(args.tasks) if args.tasks else load_graph()
-    spark = get_spark(config, java_options_for_one_run(config, LAYERS, graph))  # as `lakehouse run` starts it
+    local = for_local_run(config, lambda: rows_in_sight(config, LAYERS, graph))
+    spark = get_spark(config, local.java_options)  # as `lakehouse run` starts it
     ready = time.monotonic()
     figures: dict = {"startup_s": round(ready - STARTED, 2), "error": None, "tasks": []}
     figures["engine"] = engine_in_use(config, spark)

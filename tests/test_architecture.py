@@ -188,3 +188,59 @@ def test_the_readmes_layout_lists_every_sub_package_and_names_only_what_exists()
     files = tracked.splitlines() or [str(p.relative_to(PROJECT_ROOT)) for p in PROJECT_ROOT.rglob("*")]
     missing = [name for name in sorted(named) if not any(f == name or f.endswith("/" + name) for f in files)]
     assert missing == []
+
+
+# Where product code may reach Spark's JVM: the local driver's own start and tuning, and the
+# crash tests' failpoint at Delta's commit. Everything else speaks Spark's public session, SQL
+# and DataFrame APIs, so it runs over Spark Connect (serverless jobs, standard access mode).
+JVM_ACCESS = re.compile(r"\b(sparkContext|SparkContext|_jvm|_jsparkSession|_jdf|_jsc|py4j)\b|\.rdd\b")
+JVM_ALLOWED = ("pipelines/runtime/tuning/", "pipelines/runtime/faults.py")
+
+
+def jvm_access(root: Path = PROJECT_ROOT) -> list[str]:
+    """`file:line: text` of every product line outside `JVM_ALLOWED` that reaches the JVM
+    (comments included: code quoted there is read as code; prose may name Py4J)."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            relative = path.relative_to(root).as_posix()
+            if relative.startswith(JVM_ALLOWED):
+                continue
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+                if JVM_ACCESS.search(line):
+                    found.append(f"{relative}:{number}: {line.strip()}")
+    return found
+
+
+def test_product_code_reaches_the_jvm_only_in_the_local_driver_and_the_failpoints():
+    assert jvm_access() == []
+
+
+def test_the_jvm_check_sees_a_py4j_import_and_an_rdd(tmp_path):
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "x.py").write_text(
+        "from py4j.protocol import Py4JJavaError\nrows = df.rdd.map(f)\n"
+    )
+    for package in PACKAGES[1:]:
+        (tmp_path / package).mkdir()
+    assert [line.split(": ", 1)[0] for line in jvm_access(tmp_path)] == [
+        "pipelines/x.py:1",
+        "pipelines/x.py:2",
+    ]
+
+
+def test_the_local_driver_is_reached_only_through_the_local_profile():
+    """`pipelines.runtime.tuning.local_driver` (a JVM of this process) is imported by the session
+    builder's local branch and the tuning package alone: the `databricks` and `connect`
+    profiles never load it."""
+    importers = {
+        name
+        for name, path in project_modules().items()
+        if "pipelines.runtime.tuning.local_driver" in imported_modules(name, path, project_modules())
+        or "pipelines.runtime.tuning.jit" in imported_modules(name, path, project_modules())
+    }
+    assert importers <= {
+        "pipelines.runtime.spark",
+        "pipelines.runtime.tuning",
+        "pipelines.runtime.tuning.jit",
+    }

@@ -26,7 +26,7 @@ from benchmarks.targets import evaluate_targets
 from benchmarks.workload import add_increment, generate_landing
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.core.graph import load_graph
-from pipelines.runtime.spark import has_delta_jvm
+from pipelines.runtime.spark import has_delta
 from pipelines.store import open_store
 from tests.support.reference_model import (
     expected_current_owners,
@@ -157,7 +157,7 @@ def test_a_second_increment_runs_in_a_new_process_and_is_reported(printed):
 def test_both_engines_run_on_the_same_data_and_write_the_same_rows(spark, tmp_path):
     """Side by side on the suite's session (it carries Delta's jars): each engine gets its own
     warehouse on byte-equal landing data, and every task writes and leaves the same rows."""
-    if not has_delta_jvm(spark):
+    if not has_delta(spark):
         pytest.skip("the suite's session has no Delta jars")
     out = io.StringIO()
     argv = ["--events", "1000", "--workdir", str(tmp_path), "--tasks", "silver_datahub_entity_changes"]

@@ -35,12 +35,20 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _run_and_summarize(
-    config: Config, layers: tuple[str, ...], log_format: str, graph=None, spark=None, lock: bool = True
+    config: Config,
+    layers: tuple[str, ...],
+    log_format: str,
+    graph=None,
+    spark=None,
+    lock: bool = True,
+    notes: dict[str, str] | None = None,
 ) -> None:
     """One pipeline run, then its one-line summary."""
     from pipelines.orchestration.runner import run_pipeline
 
-    summary = run_pipeline(config, layers, graph=graph, log_format=log_format, spark=spark, lock=lock)
+    summary = run_pipeline(
+        config, layers, graph=graph, log_format=log_format, spark=spark, lock=lock, notes=notes
+    )
     print(
         f"done       run_id={summary.run_id}  bronze_rows={summary.total('rows_out', 'bronze')}  "
         f"silver_rows={summary.total('rows_out', 'silver')}  "
@@ -70,15 +78,26 @@ def _maintained_store(config: Config) -> Iterator:
         yield open_configured_store(get_spark(config), config)
 
 
+def _session_for_one_run(config: Config, layers: tuple[str, ...]):
+    """(session, notes for the run's first line): a local profile's new JVM is tuned for this
+    one run (`pipelines.runtime.tuning.for_local_run`, from the rows it has in sight)."""
+    from pipelines.runtime.spark import get_spark, uses_connect
+
+    if config.profile.get("use_existing_session") or uses_connect(config):
+        return get_spark(config), {}
+    from pipelines.orchestration.weighing import rows_in_sight
+    from pipelines.runtime import tuning
+
+    local = tuning.for_local_run(config, lambda: rows_in_sight(config, layers))
+    return get_spark(config, local.java_options), local.notes
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
     layers = tuple(_names(args.layers))
     if args.every is None:
-        from pipelines.orchestration.weighing import java_options_for_one_run
-        from pipelines.runtime.spark import get_spark
-
-        spark = get_spark(config, java_options_for_one_run(config, layers))  # this run's own JVM
-        _run_and_summarize(config, layers, args.log_format, spark=spark)
+        spark, notes = _session_for_one_run(config, layers)
+        _run_and_summarize(config, layers, args.log_format, spark=spark, notes=notes)
         return 0
     from pipelines.orchestration.lock import WarehouseLocked
     from pipelines.orchestration.schedule import run_every
@@ -132,7 +151,7 @@ def cmd_optimize(args: argparse.Namespace) -> int:
     with _maintained_store(config) as store:
         if not store.compacts:
             print(
-                f"lakehouse optimize: the {store.engine.name} engine does not compact tables", file=sys.stderr
+                f"lakehouse optimize: the {store.engine_name} engine does not compact tables", file=sys.stderr
             )
             return 1
         tables = store.tables()

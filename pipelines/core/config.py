@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from pipelines.core import defaults
+from pipelines.core.locations import NotALocalPath, local_path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the repository, in a clone
 DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
@@ -90,11 +91,11 @@ class Config:
 
     @property
     def warehouse(self) -> Path:
-        return Path(self.raw["storage"]["warehouse"]).expanduser().resolve()
+        return _folder(self.raw["storage"]["warehouse"], "storage.warehouse")
 
     @property
     def landing(self) -> Path:
-        return Path(self.raw["landing"]).expanduser().resolve()
+        return _folder(self.raw["landing"], "landing")
 
     @property
     def engine(self) -> str:
@@ -103,6 +104,11 @@ class Config:
     @property
     def profile(self) -> dict:
         return self.raw["profiles"][self.raw["profile"]]
+
+    @property
+    def profile_name(self) -> str:
+        """`local`, `databricks`, `connect` or a profile of the user's own."""
+        return self.raw["profile"]
 
     @property
     def sources(self) -> dict[str, dict]:
@@ -140,6 +146,14 @@ class Config:
             raw["storage"]["schema_prefix"] = schema_prefix
         _validate(raw, "command line")
         return Config(raw)
+
+
+def _folder(location: str, key: str) -> Path:
+    """A configured folder as a local path: a path, a `file:` URI or a volume's `dbfs:/Volumes/` URI."""
+    try:
+        return Path(local_path(str(location))).expanduser().resolve()
+    except NotALocalPath as exc:
+        raise ConfigError(f"{key}: {exc}") from None
 
 
 def load_config(path: str | Path | None = None) -> Config:

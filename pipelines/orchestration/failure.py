@@ -1,38 +1,37 @@
 """The one-line reason a failed task or compaction leaves in `ops.runs` and on the console.
 
-Why: an error Spark does not translate into a Python exception (a stage that fails on an
-executor, a JVM out of memory) reaches Python as a `Py4JJavaError` whose first line only
-names the Py4J call ("An error occurred while calling o123.collectToPython."). The reason
-a reader can act on is the Java exception's own message and, under it, its root cause.
+Why: an error Spark does not translate into one of its `pyspark.errors` exceptions (a stage
+that fails on an executor, a JVM out of memory) reaches a local session's Python as a Py4J
+error whose first line only names the call ("An error occurred while calling
+o123.collectToPython."). The reason a reader can act on is the Java exception's own message
+and, under it, its root cause. Both are read from the error's text, which carries the Java
+stack trace: no Py4J type is needed, so the same code serves a Spark Connect session, whose
+errors are `pyspark.errors` exceptions with the server's message first.
 """
 
 from __future__ import annotations
 
-from py4j.protocol import Py4JJavaError
-
-MAX_CAUSES = 20  # a cause chain is short; the bound only guards against a cycle
+PY4J_CALL = "An error occurred while calling"
+JAVA_LINE = ": "  # the Java exception's line under the Py4J call's
+CAUSE = "Caused by: "
 
 
 def one_line_reason(exc: BaseException) -> str:
     """`Type: first line of the message`; for a JVM error, the Java exception and its root cause."""
-    if isinstance(exc, Py4JJavaError):
-        return _java_reason(exc)
-    return _first_line(f"{type(exc).__name__}: {exc}")
+    text = str(exc)
+    if text.startswith(PY4J_CALL):
+        return _java_reason(text) or _first_line(f"{type(exc).__name__}: {text}")
+    return _first_line(f"{type(exc).__name__}: {text}")
 
 
-def _java_reason(exc: Py4JJavaError) -> str:
-    try:
-        error = exc.java_exception
-        top = _first_line(str(error.toString()))
-        root = error
-        for _ in range(MAX_CAUSES):
-            cause = root.getCause()
-            if cause is None or cause.equals(root):
-                break
-            root = cause
-        bottom = _first_line(str(root.toString()))
-    except Exception:  # the JVM is gone: its own message is all there is
-        return _first_line(f"{type(exc).__name__}: {exc}")
+def _java_reason(text: str) -> str | None:
+    """`exception: message (caused by root: message)` from a JVM error's text, None without one."""
+    lines = text.splitlines()
+    top = next((line[len(JAVA_LINE) :].strip() for line in lines if line.startswith(JAVA_LINE)), None)
+    if top is None:
+        return None
+    causes = [line[len(CAUSE) :].strip() for line in lines if line.startswith(CAUSE)]
+    bottom = causes[-1] if causes else top
     return top if bottom == top else f"{top} (caused by {bottom})"
 
 

@@ -28,13 +28,12 @@ from pipelines.core.graph import Task, TaskGraph, load_graph
 from pipelines.core.table_specs import BronzeTableSpec, GoldTableSpec, SilverTableSpec
 from pipelines.executors import bronze, gold, silver
 from pipelines.landing.ingestion_log import TABLE as INGESTION_LOG
-from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS, record_run, wait_for_documents
+from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS, record_run, write_bookkeeping
 from pipelines.ops.compaction import TableCompaction, compact_after_run
 from pipelines.orchestration.admission import Start, admission_for
 from pipelines.orchestration.failure import one_line_reason
 from pipelines.orchestration.lock import warehouse_lock
-from pipelines.runtime.spark import get_spark, task_session
-from pipelines.runtime.tuning.jit import compiles_with_c1_only
+from pipelines.runtime.spark import get_spark, is_connect, task_session
 from pipelines.store import open_configured_store
 
 EXECUTORS = {BronzeTableSpec: bronze.run, SilverTableSpec: silver.run, GoldTableSpec: gold.run}
@@ -72,6 +71,7 @@ def run_pipeline(
     lock: bool = True,
     observer: TaskObserver | None = None,
     compact: bool = True,
+    notes: dict[str, str] | None = None,
 ) -> RunSummary:
     """Run the tasks of `layers`; raises RunFailed with a one-line reason when a task fails.
 
@@ -82,7 +82,8 @@ def run_pipeline(
 
     `observer` watches each task (`TaskObserver`). `compact`: compact the tables the run wrote
     once it succeeded (`maintenance`); a run of part of the graph beside others leaves that to
-    a maintenance step of its own."""
+    a maintenance step of its own. `notes`: more fields for the run's first line (how the
+    caller started Spark, say)."""
     unknown = set(layers) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layers {sorted(unknown)}; choose from {LAYERS}")
@@ -90,7 +91,7 @@ def run_pipeline(
         raise RunFailed(f"landing folder {config.landing} does not exist")
     graph = graph or load_graph()
     spark = spark or get_spark(config)
-    store = open_configured_store(spark, config)
+    store = open_configured_store(spark, config).for_run()
     run_id = new_run_id()
     ctx = RunContext(spark, store, config, run_id, dt.datetime.now(dt.timezone.utc), log_format)
     if observer is not None:
@@ -107,14 +108,15 @@ def run_pipeline(
             "run",
             run_id=run_id,
             warehouse=str(config.warehouse),
-            engine=store.engine.name,
-            jit=_jit(config, spark),
+            engine=store.engine_name,
+            spark="connect" if is_connect(spark) else None,
+            **(notes or {}),
         )
         tasks = graph.ordered(set(layers))
         try:
             failed = _run_graph(ctx, tasks, config.section("run")["parallel_tasks"], summary)
         finally:
-            wait_for_documents(ctx)
+            write_bookkeeping(ctx)
         if failed:
             summary.seconds = time.monotonic() - started
             raise RunFailed(f"{failed}: {summary.results[failed].message}")
@@ -122,13 +124,6 @@ def run_pipeline(
             summary.compactions = _compact_written_tables(ctx, tasks, summary)
         summary.seconds = time.monotonic() - started
     return summary
-
-
-def _jit(config: Config, spark) -> str | None:
-    """For the run line: c1 when the session's local JVM compiles with C1 only (`pipelines.runtime.tuning.jit`)."""
-    if config.profile.get("use_existing_session"):
-        return None  # a cluster's session, perhaps without a JVM in reach
-    return "c1" if compiles_with_c1_only(spark) else None
 
 
 def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSummary) -> list[TableCompaction]:
@@ -146,8 +141,9 @@ def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSumm
 def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary: RunSummary) -> str | None:
     """Run `tasks` (in dependency order), each once its upstream tasks among them succeeded.
     After a failure no task starts; those running finish. Returns the first failed task's key.
-    A task that runs alone runs on this thread in the run's own session, as one by one."""
-    admission = admission_for(ctx, parallel)
+    A task that runs alone runs on this thread in the run's own session, as one by one; so do
+    all of a Spark Connect session's, which has no sibling sessions for tasks side by side."""
+    admission = admission_for(ctx, 1 if is_connect(ctx.spark) else parallel)
     if admission.one_by_one:
         for task in tasks:
             summary.results[task.key] = _run_task(ctx, task.key, task.spec(ctx.config))

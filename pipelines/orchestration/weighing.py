@@ -26,18 +26,9 @@ def task_rows(spec, warehouse: WarehouseView) -> int:
 
 def rows_in_sight(config: Config, layers: tuple[str, ...], graph: TaskGraph | None = None) -> int:
     """The rows the tasks of `layers` (of `graph`, the default task graph when None) have in sight
-    before a run, summed. Read in this process by delta-rs, whichever engine writes the warehouse
-    (the same Delta format): no JVM runs yet."""
-    from pipelines.store import TableStore
-    from pipelines.store.delta_rs import DeltaRsEngine
+    before a run, summed, from the tables' folders (`open_folder_store`): no Spark session runs yet."""
+    from pipelines.store import open_folder_store
 
-    warehouse = WarehouseView(TableStore(config.warehouse, DeltaRsEngine(None)), config)
+    warehouse = WarehouseView(open_folder_store(config.warehouse), config)
     specs = [task.spec(config) for task in (graph or load_graph()).ordered(set(layers))]
     return sum(task_rows(spec, warehouse) for spec in specs)
-
-
-def java_options_for_one_run(config: Config, layers: tuple[str, ...], graph: TaskGraph | None = None) -> str:
-    """The JIT options for a new JVM started for one run of `layers` (`pipelines.runtime.tuning.jit`)."""
-    from pipelines.runtime.tuning.jit import java_options_for_rows
-
-    return java_options_for_rows(config, lambda: rows_in_sight(config, layers, graph))

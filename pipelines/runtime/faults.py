@@ -21,8 +21,10 @@ down in an orderly way, finishing what it was doing).
 `delta_commit` and `merge_commit` mark the moment a write's data files are in
 the table folder and its commit is not yet in the log. The delta-rs engine
 reaches them in Python; with delta-spark, where Delta writes and commits inside
-one JVM call, the engine has Delta call `checkpoint` back at that moment
-(`armed` tells it when to ask).
+one JVM call, `at_delta_commit` has Delta call `checkpoint` back at that moment,
+through Delta's transaction observer in the local driver JVM. Only an armed
+checkpoint touches the JVM: a run without `LAKEHOUSE_FAULT` (every run but a crash
+test's) never does, so the same code runs over Spark Connect.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 ENV = "LAKEHOUSE_FAULT"
@@ -89,3 +93,82 @@ def _spark_jvm_pid() -> int | None:
     gateway = getattr(getattr(context, "SparkContext", None), "_gateway", None)
     process = getattr(gateway, "proc", None)  # None: the JVM was not started by this process
     return process.pid if process is not None and process.poll() is None else None
+
+
+OBSERVERS = "org.apache.spark.sql.delta.TransactionExecutionObserver"
+
+
+@contextmanager
+def at_delta_commit(spark, name: str, target: str) -> Iterator[None]:
+    """Where `LAKEHOUSE_FAULT` names checkpoint `name` at `target`, the Delta transactions run
+    inside, on this thread, reach it as they begin to commit (after their data files are
+    written, before the log holds the commit). Does nothing otherwise."""
+    if not armed(name, target):
+        yield
+        return
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    context = spark.sparkContext
+    ensure_callback_server_started(context._gateway)
+    jvm = context._jvm
+    observers = getattr(jvm, OBSERVERS)
+    observers.setObserver(_CommitCheckpoint(name, target, jvm))
+    try:
+        yield
+    finally:
+        observers.setObserver(_no_observer(jvm))
+
+
+class _CommitCheckpoint:
+    """Delta's transaction observer (its hook into a transaction's phases), implemented in Python:
+    when the transaction begins its commit it reaches `checkpoint(name, target)`."""
+
+    def __init__(self, name: str, target: str, jvm):
+        self.name, self.target, self._jvm = name, target, jvm
+
+    def beginDoCommit(self) -> None:  # the JVM interface's method names
+        checkpoint(self.name, self.target)
+
+    def startingTransaction(self, start):
+        return start.apply()
+
+    def preparingCommit(self, prepare):
+        return prepare.apply()
+
+    def beginBackfill(self) -> None:
+        pass
+
+    def beginPostCommit(self) -> None:
+        pass
+
+    def transactionCommitted(self) -> None:
+        pass
+
+    def transactionAborted(self) -> None:
+        pass
+
+    def createChild(self):
+        return _no_observer(self._jvm)
+
+    def nextObserver(self):
+        return self._jvm.scala.Option.empty()
+
+    def getNextObserver(self):
+        return self._jvm.scala.Option.empty()
+
+    def setNextObserver(self, observer) -> None:
+        pass
+
+    def advanceToNextThreadObserver(self) -> None:
+        pass
+
+    class Java:
+        implements = [OBSERVERS]
+
+
+setattr(_CommitCheckpoint, "nextObserver_$eq", _CommitCheckpoint.setNextObserver)  # Scala's setter name
+
+
+def _no_observer(jvm):
+    """Delta's default observer, which does nothing."""
+    return getattr(getattr(jvm.org.apache.spark.sql.delta, "NoOpTransactionExecutionObserver$"), "MODULE$")

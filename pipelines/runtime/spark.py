@@ -1,8 +1,16 @@
-"""Build (or reuse) the SparkSession from the configured profile.
+"""Build (or reuse) the SparkSession the configured profile asks for, and the session settings tasks use.
 
-Local runs get a small-machine setup (UI off, few shuffle partitions, UTC,
-micro-second Parquet timestamps that delta-rs reads correctly). On Databricks
-the cluster's session is reused untouched except for the session settings.
+Profiles (`profile:` in the configuration, `profiles.<name>` in conf/lakehouse.yaml):
+- `local`: a Spark driver in this process's own JVM, set up for a small machine (UI off, few
+  shuffle partitions, UTC, micro-second Parquet timestamps that delta-rs reads correctly). Its
+  JVM is started by `pipelines.runtime.tuning.local_driver`, the one place that reaches it.
+- `databricks`: the cluster's session as it is (a classic cluster, a serverless job or a
+  standard access mode cluster alike), with the session settings the code relies on.
+- `connect`: a Spark Connect session: `profiles.connect.remote` (or `SPARK_REMOTE`) names the
+  server, `sc://host:port`; `local[*]` starts a local Connect server carrying Delta's jars.
+
+Everything here uses Spark's public session and SQL APIs only, so it serves a Spark Connect
+client as well as a classic driver.
 """
 
 from __future__ import annotations
@@ -15,15 +23,10 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pyspark import SparkConf, SparkContext
-from pyspark.errors import PySparkRuntimeError
+from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
-from pipelines.runtime import console
-from pipelines.runtime.java import ensure_java
-from pipelines.runtime.tuning import allocator
-from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS, finish_recording_at_exit, for_session
 
 # Settings the code relies on whatever the profile says: the delta-rs engine (UTC, micro-second
 # timestamps) and the plans built as SQL text, whose string literals escape `\`, `'` and `$`
@@ -36,70 +39,100 @@ REQUIRED_CONF = {
     # each DataHub ECE once with nested types (silver/datahub_catalog.py, `_ENVELOPE_SCHEMA`)
     "spark.sql.json.enablePartialResults": "true",
 }
-
-
-def get_spark(config: Config, java_options: str = "") -> SparkSession:
-    """The active session when the profile says so, else a new local/cluster one.
-
-    With the delta-spark engine (`engine_for_new_session`) a new session gets Delta's jars,
-    SQL extension and catalog (`delta_session_conf`); Spark's resolver fetches the jars from
-    Maven Central once and keeps them in its Ivy cache.
-    A new local JVM maps the class archive an earlier run recorded, or records one as it
-    exits (`pipelines.runtime.tuning.class_archive`; the profile's `class_archive`, `off` to disable).
-    `java_options` are added to a new JVM's (`pipelines.runtime.tuning.jit`); a running JVM keeps its own.
-    A local process also takes the profile's `delta_rs_allocator` (`pipelines.runtime.tuning.allocator`)."""
-    profile = config.profile
-    spark_conf = {**profile.get("spark_conf", {}), **REQUIRED_CONF}
-    if profile.get("use_existing_session"):
-        spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
-        for key, value in spark_conf.items():
-            try:
-                spark.conf.set(key, str(value))
-            except Exception:  # static settings of a running cluster cannot change
-                logging.getLogger(__name__).debug("cannot set %s on the running session", key)
-        return spark
-
-    allocator.apply(profile.get("delta_rs_allocator"))  # a no-op once deltalake is loaded
-    java_home = ensure_java()
-    os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
-    running = SparkContext._active_spark_context is not None  # its JVM started already: no options apply
-    if running:
-        return _new_session(config, spark_conf, java_options)
-    wanted = engine_for_new_session(config)
-    if wanted == "delta-spark":
-        try:
-            return _start(config, {**spark_conf, **delta_session_conf(spark_conf)}, java_home, java_options)
-        except PySparkRuntimeError as exc:
-            reason = (
-                f"Delta's jars ({delta_package()}) could not be fetched from Maven Central "
-                f"nor found in Spark's Ivy cache ({type(exc).__name__})"
-            )
-            if config.engine == "delta-spark":
-                raise DeltaJarsUnavailable(f"storage.engine is delta-spark but {reason}") from None
-            print(f"engine     delta-rs, not delta-spark: {reason}", file=sys.stderr, flush=True)
-    return _start(config, spark_conf, java_home, java_options)
-
-
-def _start(config: Config, spark_conf: dict, java_home, java_options: str) -> SparkSession:
-    """A new JVM and session, mapping or recording the class archive where the profile says so."""
-    archive = for_session(config.profile.get("class_archive"), java_home, spark_conf)
-    if archive is None:
-        return _new_session(config, spark_conf, java_options)
-    options, recording = archive.options()
-    try:
-        spark = _new_session(config, spark_conf, f"{options} {java_options}".strip())
-    except PySparkRuntimeError:
-        if recording is not None:
-            raise
-        archive.discard()  # HotSpot aborts on a damaged archive: start once more without it
-        return _new_session(config, spark_conf, java_options)
-    if recording is not None:
-        finish_recording_at_exit(spark, archive, recording)
-    return spark
+CONNECT_PROFILE = "connect"
+REMOTE_ENV = "SPARK_REMOTE"  # Spark's own variable: overrides `profiles.connect.remote`
+LOCAL_REMOTE = re.compile(r"local(\[[^\]]*\])?")  # a remote that starts a Connect server here
 
 
 class DeltaJarsUnavailable(RuntimeError):
     """The delta-spark engine was asked for and Delta's jars could not be put on the classpath."""
+
+
+def get_spark(config: Config, java_options: str = "") -> SparkSession:
+    """The session the profile asks for (see the module's docstring).
+
+    With the delta-spark engine (`engine_for_new_session`) a new session gets Delta's jars,
+    SQL extension and catalog (`delta_session_conf`); Spark's resolver fetches the jars from
+    Maven Central once and keeps them in its Ivy cache. `java_options` are added to a new local
+    JVM's (`pipelines.runtime.tuning`); a running JVM keeps its own."""
+    profile = config.profile
+    spark_conf = {**profile.get("spark_conf", {}), **REQUIRED_CONF}
+    if profile.get("use_existing_session"):
+        spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        _set_runtime_conf(spark, spark_conf)
+        return spark
+    if uses_connect(config):
+        return _connect_session(config, spark_conf)
+    from pipelines.runtime.tuning import local_driver
+
+    if local_driver.running():
+        return local_driver.start(config, spark_conf, java_options)
+    wanted = engine_for_new_session(config)
+    if wanted == "delta-spark":
+        try:
+            return local_driver.start(config, {**spark_conf, **delta_session_conf(spark_conf)}, java_options)
+        except PySparkException as exc:
+            _fall_back(config, exc)
+    return local_driver.start(config, spark_conf, java_options)
+
+
+def _fall_back(config: Config, exc: Exception) -> None:
+    """Raise `DeltaJarsUnavailable` where delta-spark was asked for by name, else say once on
+    stderr that the run takes delta-rs."""
+    reason = (
+        f"Delta's jars ({delta_package()}) could not be fetched from Maven Central "
+        f"nor found in Spark's Ivy cache ({type(exc).__name__})"
+    )
+    if config.engine == "delta-spark":
+        raise DeltaJarsUnavailable(f"storage.engine is delta-spark but {reason}") from None
+    print(f"engine     delta-rs, not delta-spark: {reason}", file=sys.stderr, flush=True)
+
+
+def uses_connect(config: Config) -> bool:
+    """Whether the profile talks to Spark through Spark Connect (`connect`, or any with a `remote`)."""
+    return config.profile_name == CONNECT_PROFILE or "remote" in config.profile
+
+
+def remote_of(config: Config) -> str:
+    """The Spark Connect server of the `connect` profile: `SPARK_REMOTE`, else `profiles.connect.remote`."""
+    return os.environ.get(REMOTE_ENV) or str(config.profile.get("remote") or "local[*]")
+
+
+def _connect_session(config: Config, spark_conf: dict) -> SparkSession:
+    """A Spark Connect session. A `local[...]` remote starts a Connect server for this process,
+    with the profile's settings and (for delta-spark) Delta's jars; a running server keeps its
+    own static settings, and takes the session's."""
+    remote = remote_of(config)
+    builder = SparkSession.builder.remote(remote)
+    if LOCAL_REMOTE.fullmatch(remote):
+        settings = dict(spark_conf)
+        if engine_for_new_session(config) == "delta-spark":
+            settings.update(delta_session_conf(settings))
+        for key, value in settings.items():
+            builder = builder.config(key, str(value))
+    try:
+        spark = builder.getOrCreate()
+    except PySparkException as exc:
+        if engine_for_new_session(config) == "delta-spark" and LOCAL_REMOTE.fullmatch(remote):
+            _fall_back(config, exc)
+        raise
+    _set_runtime_conf(spark, spark_conf)
+    return spark
+
+
+def _set_runtime_conf(spark: SparkSession, spark_conf: dict) -> None:
+    """Apply the settings a running session takes (a cluster's or a server's static ones stay)."""
+    for key, value in spark_conf.items():
+        try:
+            if spark.conf.isModifiable(key):
+                spark.conf.set(key, str(value))
+        except Exception:  # a setting the server does not know or refuses
+            logging.getLogger(__name__).debug("cannot set %s on the running session", key)
+
+
+def is_connect(spark: SparkSession) -> bool:
+    """Whether `spark` is a Spark Connect client session (serverless, standard access mode, Databricks Connect)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 DELTA_SQL_CONF = {
@@ -130,43 +163,34 @@ LOCAL_MASTER = re.compile(r"local(\[[^\]]*\])?")  # one JVM; `local-cluster[...]
 
 def engine_in_use(config: Config, spark: SparkSession) -> str:
     """The engine a run on `spark` uses: the configured one, or for `auto` delta-spark where the
-    session has Delta's classes and runs on a cluster (Databricks, a standalone cluster), else
-    delta-rs (a local session, or one without Delta)."""
+    session has Delta and runs on a cluster or a Connect server (Databricks, a standalone
+    cluster), else delta-rs (a local session, or one without Delta)."""
     if config.engine != "auto":
         return config.engine
     local = not config.profile.get("use_existing_session") and engine_for_new_session(config) == "delta-rs"
-    return "delta-spark" if not local and has_delta_jvm(spark) else "delta-rs"
+    return "delta-spark" if not local and has_delta(spark) else "delta-rs"
 
 
 def engine_for_new_session(config: Config) -> str:
     """The engine a new session is started for: `delta-spark` when asked for, or with `auto` when
-    Spark runs on a cluster (executors in their own JVMs); `delta-rs` for `auto` on a local
-    master, where it is the faster of the two (docs/engines.md)."""
+    Spark runs on a cluster (executors in their own JVMs) or behind Spark Connect; `delta-rs`
+    for `auto` on a local master, where it is the faster of the two (docs/engines.md)."""
     if config.engine != "auto":
         return config.engine
+    if uses_connect(config):
+        return "delta-spark"
     master = str(config.profile.get("master") or "local")
     return "delta-rs" if LOCAL_MASTER.fullmatch(master) else "delta-spark"
 
 
-def _new_session(config: Config, spark_conf: dict, java_options: str = "") -> SparkSession:
-    profile = config.profile
-    builder = SparkSession.builder.appName(profile.get("app_name", "catalog-lakehouse"))
-    if profile.get("master"):
-        builder = builder.master(profile["master"])
-    settings = dict(spark_conf)
-    own = str(settings.get(JAVA_OPTIONS, "")).strip()
-    settings[JAVA_OPTIONS] = " ".join(filter(None, [own, java_options, console.java_options(own)]))
-    for key, value in settings.items():
-        builder = builder.config(key, str(value))
-    if SparkContext._active_spark_context is None:
-        conf = SparkConf().setAll([(k, str(v)) for k, v in settings.items()])
-        conf.setAppName(profile.get("app_name", "catalog-lakehouse"))
-        if profile.get("master"):
-            conf.setMaster(profile["master"])
-        console.start_driver(conf)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    return spark
+def has_delta(spark: SparkSession) -> bool:
+    """Whether the session runs Delta's SQL: a Databricks runtime (Delta built in), or Delta's
+    SQL extension among the session's settings (asked through its SQL configuration, so the
+    answer holds for a Spark Connect session too)."""
+    if os.environ.get("DATABRICKS_RUNTIME_VERSION"):
+        return True
+    extensions = spark.conf.get("spark.sql.extensions", None) or ""
+    return DELTA_SQL_CONF["spark.sql.extensions"] in extensions
 
 
 # How a small input runs: interpreted (no whole-stage code, expressions evaluated without generated
@@ -236,32 +260,14 @@ def filters_stay_put(spark: SparkSession) -> Iterator[None]:
 
 
 def task_session(spark: SparkSession) -> SparkSession:
-    """A session of its own for one task run on this thread: same SparkContext, cache and
-    settings as `spark`, but settings changed inside the task (`small_input_mode`,
-    `filters_stay_put`) no longer reach tasks running beside it. Made the thread's
-    active session, so code asking for the active session gets this one."""
+    """A session of its own for one task run on this thread: same Spark, cache and settings as
+    `spark`, but settings changed inside the task (`small_input_mode`, `filters_stay_put`) no
+    longer reach tasks running beside it. A Spark Connect session has no such sibling: its
+    tasks run one at a time (`pipelines.orchestration.admission`) in it."""
+    if is_connect(spark):
+        return spark
     session = spark.newSession()
     for key, value in spark.conf.getAll.items():  # settings set on the running session too
         if spark.conf.isModifiable(key):
             session.conf.set(key, value)
-    sessions = getattr(spark.sparkContext._jvm, "org.apache.spark.sql.classic.SparkSession")  # type: ignore[attr-defined]
-    sessions.setActiveSession(session._jsparkSession)  # type: ignore[attr-defined]
     return session
-
-
-def jvm_options(spark: SparkSession) -> list[str]:
-    """The options the session's local JVM was started with (class archive, compilers, heap)."""
-    jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
-    return list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-
-
-def has_delta_jvm(spark: SparkSession) -> bool:
-    """True when Delta's JVM classes are on the session's classpath."""
-    try:
-        jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
-        # jars added at start (`spark.jars.packages`) live in Spark's class loader, not the system one
-        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        jvm.java.lang.Class.forName("io.delta.tables.DeltaTable", False, loader)
-        return True
-    except Exception:
-        return False

@@ -14,8 +14,9 @@ import pytest
 from pipelines.core.config import PROJECT_ROOT, Config
 from pipelines.executors.bronze import LANDING_BYTES_PER_RECORD
 from pipelines.orchestration.runner import LAYERS, run_pipeline
-from pipelines.orchestration.weighing import java_options_for_one_run, rows_in_sight
+from pipelines.orchestration.weighing import rows_in_sight
 from pipelines.runtime.java import ensure_java
+from pipelines.runtime.tuning import for_local_run
 from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS
 from pipelines.runtime.tuning.jit import (
     PROFILE_KEY,
@@ -33,6 +34,11 @@ A_SAMPLE = next(p for p in sorted((SAMPLES / "datahub_ece").rglob("*.json*")) if
 @pytest.fixture(scope="module")
 def store_of(spark):
     return lambda config: open_store(spark, config.warehouse, "delta-rs")
+
+
+def java_options_for_one_run(config: Config, layers: tuple[str, ...]) -> str:
+    """What `lakehouse run --layers ...` starts its JVM with (`pipelines.runtime.tuning.for_local_run`)."""
+    return for_local_run(config, lambda: rows_in_sight(config, layers)).java_options
 
 
 def _with_profile(config: Config, **settings) -> Config:

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
-from pipelines.runtime.spark import jvm_options
 from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS
+from pipelines.runtime.tuning.local_driver import jvm_options
 
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 # C1 alone makes HotSpot size the code cache as a client VM's, a fifth of the tiered size, which
