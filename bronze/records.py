@@ -18,6 +18,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from pipelines.core.locations import FILE_URI, VOLUME_URI
 from pipelines.core.table_specs import BronzeTableSpec
 from pipelines.landing.discovery import CORRUPT_DOCUMENT, LINES
 
@@ -115,8 +116,10 @@ def _with_corrupt_reason(records: DataFrame) -> DataFrame:
 
 
 def spark_path_key(file_path: Column) -> Column:
-    """Local path of Spark's `_metadata.file_path` URI (decoded the way Hadoop encoded it)."""
-    stripped = F.regexp_replace(file_path, "^file:(//)?", "")
+    """Local path of Spark's `_metadata.file_path` URI, decoded the way Hadoop encoded it: the
+    same path `pipelines.core.locations.local_path` gives for a landing file (`file:/x`,
+    `file:///x`, `file://host/x` and a volume's `dbfs:/Volumes/x` alike)."""
+    stripped = F.regexp_replace(file_path, f"{FILE_URI.pattern}|{VOLUME_URI.pattern}", "")
     return F.url_decode(F.replace(stripped, F.lit("+"), F.lit("%2B")))
 
 
