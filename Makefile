@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 WAREHOUSE ?= warehouse
 
-.PHONY: demo test test-all lint bench clean install
+.PHONY: demo test test-all test-scale lint bench clean install
 
 install: $(STAMP)
 
@@ -26,13 +26,24 @@ demo: $(STAMP)
 	$(VENV)/bin/lakehouse run --landing samples/landing --warehouse $(WAREHOUSE)
 	$(VENV)/bin/lakehouse dq-report --warehouse $(WAREHOUSE)
 
+# Each prints its own wall time at the end (after set-up).
 test: $(STAMP)
-	$(PY) -m ruff check .
-	$(PY) -m pytest -q -m "not slow" --durations=10
+	@start=$$(date +%s); status=0; \
+	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not slow and not scale" --durations=10 || status=$$?; \
+	echo "make test: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 test-all: $(STAMP)
-	$(PY) -m ruff check .
-	$(PY) -m pytest -q --durations=20
+	@start=$$(date +%s); status=0; \
+	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale" --durations=20 || status=$$?; \
+	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status
+
+# What only measures size: the generated-scale run at 300,000 events, and growth from 1M to 4M
+# events per event (not run by CI; about an hour on a 2-core machine).
+test-scale: $(STAMP)
+	@start=$$(date +%s); status=0; \
+	LAKEHOUSE_SCALE_EVENTS=300000 $(PY) -m pytest -q -m "scale or slow" tests/test_scale_generated.py \
+		tests/test_scale_growth.py --durations=10 || status=$$?; \
+	echo "make test-scale: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 lint: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timezone
 
-from pipelines.synthetic.common import END_MS, START_MS
+from pipelines.synthetic.common import END_MS, RECORDS_PER_FILE, START_MS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,6 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--end", type=_epoch_ms, default=END_MS, help="last event time, ISO (UTC); default end of 2025"
+    )
+    parser.add_argument(
+        "--records-per-file",
+        type=int,
+        default=RECORDS_PER_FILE,
+        help=f"records in a data file (default {RECORDS_PER_FILE:,})",
     )
 
 

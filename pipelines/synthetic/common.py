@@ -179,8 +179,16 @@ def weighted(rng: random.Random, actions: list[tuple[Callable, float]]) -> Calla
 class Sink:
     """Writes one source's records into bounded files, adding the planned duplicates, late and malformed records."""
 
-    def __init__(self, folder: Path, plan: Plan, rng: random.Random, stem: str = "part") -> None:
+    def __init__(
+        self,
+        folder: Path,
+        plan: Plan,
+        rng: random.Random,
+        stem: str = "part",
+        records_per_file: int = RECORDS_PER_FILE,
+    ) -> None:
         self.folder, self.plan, self.rng, self.stem = folder, plan, rng, stem
+        self.records_per_file = records_per_file
         self.index = 0  # unique records seen
         self.written = 0
         self.deferred: list[tuple[int, int, str]] = []  # (due index, sequence, line) duplicates for later
@@ -204,7 +212,7 @@ class Sink:
             if self.rng.random() < 0.5:
                 self._write(line)
             else:
-                due = index + 1 + int(self.rng.random() * 2 * RECORDS_PER_FILE)
+                due = index + 1 + int(self.rng.random() * 2 * self.records_per_file)
                 heapq.heappush(self.deferred, (due, index, line))
         if index in self.plan.malformed:
             self._write_malformed(self._malformed(line))
@@ -244,7 +252,7 @@ class Sink:
         self.handle.write(line + "\n")
         self.in_file += 1
         self.written += 1
-        if self.in_file >= RECORDS_PER_FILE:
+        if self.in_file >= self.records_per_file:
             self._close_file()
 
     def _open_file(self) -> None:
@@ -270,8 +278,8 @@ class Sink:
             return
         late_dir = self.folder / "late"
         late_dir.mkdir(exist_ok=True)
-        for number, start in enumerate(range(0, len(self.late), RECORDS_PER_FILE)):
-            chunk = self.late[start : start + RECORDS_PER_FILE]
+        for number, start in enumerate(range(0, len(self.late), self.records_per_file)):
+            chunk = self.late[start : start + self.records_per_file]
             (late_dir / f"part-{number:05d}.jsonl").write_text("\n".join(chunk) + "\n", encoding="utf-8")
             self.written += len(chunk)
 
@@ -301,8 +309,15 @@ class GzipText:
 class AuditSink(Sink):
     """Audit records go into search-response pages chained by nextScrollId; malformed ones into the late JSONL."""
 
-    def __init__(self, folder: Path, plan: Plan, rng: random.Random, seed: int) -> None:
-        super().__init__(folder, plan, rng, stem="page")
+    def __init__(
+        self,
+        folder: Path,
+        plan: Plan,
+        rng: random.Random,
+        seed: int,
+        records_per_file: int = RECORDS_PER_FILE,
+    ) -> None:
+        super().__init__(folder, plan, rng, stem="page", records_per_file=records_per_file)
         self.seed = seed
         self.page: list[str] = []
         self.ready: list[str] | None = None  # a full page waiting for the next page's scroll id

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pipelines.synthetic.common import (
     END_MS,
+    RECORDS_PER_FILE,
     START_MS,
     AuditSink,
     Sink,
@@ -59,19 +60,28 @@ def _drive_dataworks(sink: Sink, pairs: Iterator[tuple[str, str | None]]) -> int
 
 
 def generate(
-    out_dir: str | Path, events: int, seed: int = 0, window: tuple[int, int] = (START_MS, END_MS)
+    out_dir: str | Path,
+    events: int,
+    seed: int = 0,
+    window: tuple[int, int] = (START_MS, END_MS),
+    records_per_file: int = RECORDS_PER_FILE,
 ) -> dict[str, int]:
     """Write `events` landing records split over the four sources under `out_dir`; returns records per source.
 
     Example: `generate("/tmp/landing", 100_000, seed=7)` -> `{"datahub_ece": 55000, ...}`.
     The same arguments always write byte-identical files. `window`: the (first, last) epoch ms
     of the event times, 2024-2025 by default; a later window makes a feed's next batch.
+    `records_per_file`: a data file's records (a smaller figure spreads a small landing over as
+    many files as a large one has, late and repeated records across files included).
     """
     if events < 0:
         raise ValueError(f"events must be >= 0, got {events}")
+    if records_per_file < 1:
+        raise ValueError(f"records_per_file must be >= 1, got {records_per_file}")
     if window[1] < window[0]:
         raise ValueError(f"the time window ends before it starts: {window}")
     out = Path(out_dir)
+    per_file = records_per_file
     written: dict[str, int] = {}
     for number, (source, count) in enumerate(split_events(events).items()):
         rng = random.Random(seed * 1_000_003 + number)
@@ -79,21 +89,34 @@ def generate(
         clock = make_clock(rng, plan.unique, *window)
         folder = out / source
         if source == "datahub_ece":
-            written[source] = _drive(Sink(folder, plan, rng), EceWorld(rng, clock, plan.unique).records())
+            written[source] = _drive(
+                Sink(folder, plan, rng, records_per_file=per_file),
+                EceWorld(rng, clock, plan.unique).records(),
+            )
         elif source == "datahub_audit":
-            written[source] = _drive(AuditSink(folder, plan, rng, seed), audit_records(rng, clock))
+            written[source] = _drive(AuditSink(folder, plan, rng, seed, per_file), audit_records(rng, clock))
         elif source == "openmetadata":
-            written[source] = _drive(Sink(folder, plan, rng), OpenMetadataWorld(rng, clock).records())
+            written[source] = _drive(
+                Sink(folder, plan, rng, records_per_file=per_file), OpenMetadataWorld(rng, clock).records()
+            )
         else:
             fc_budget = min(100, max(1, plan.unique // 100)) if plan.unique >= 20 else 0
             world = DataWorksWorld(rng, clock, fc_budget)
-            written[source] = _drive_dataworks(Sink(folder, plan, rng), world.records())
+            written[source] = _drive_dataworks(
+                Sink(folder, plan, rng, records_per_file=per_file), world.records()
+            )
     return written
 
 
 def main(args: argparse.Namespace) -> int:
     """Run `lakehouse generate`; prints records per source and returns the exit code."""
-    counts = generate(args.out, args.events, args.seed, window=(args.start, args.end))
+    counts = generate(
+        args.out,
+        args.events,
+        args.seed,
+        window=(args.start, args.end),
+        records_per_file=args.records_per_file,
+    )
     for source, count in counts.items():
         print(f"{source}: {count} records")
     print(f"wrote {sum(counts.values())} records under {Path(args.out).resolve()}")
