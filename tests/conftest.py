@@ -90,13 +90,18 @@ def _catalog_left_empty(request):
     suite's one session would otherwise resolve `gold.x` to another test's warehouse.
     The check asks the session's catalog directly: it runs after every test, and through
     `spark.catalog.listDatabases()` it would cost tens of milliseconds each time."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    spark = request.getfixturevalue("spark")
+    catalog = spark._jsparkSession.sessionState().catalog()
+    before = catalog.listDatabases().size()  # a module's fixture may have made some: they stay
+    kept = {row[0] for row in spark.sql("SHOW DATABASES").collect()} if before > 1 else {"default"}
     yield
-    if "spark" in request.fixturenames:
-        spark = request.getfixturevalue("spark")
-        if spark._jsparkSession.sessionState().catalog().listDatabases().size() > 1:
-            for (database,) in spark.sql("SHOW DATABASES").collect():
-                if database != "default":
-                    spark.sql(f"DROP DATABASE IF EXISTS `{database}` CASCADE")
+    if catalog.listDatabases().size() > before:
+        for (database,) in spark.sql("SHOW DATABASES").collect():
+            if database not in kept:
+                spark.sql(f"DROP DATABASE IF EXISTS `{database}` CASCADE")
 
 
 @pytest.fixture(params=["delta-rs", pytest.param("delta-spark", marks=pytest.mark.slow)])

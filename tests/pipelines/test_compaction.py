@@ -96,15 +96,15 @@ def test_lakehouse_optimize_compacts_every_table_with_small_files(spark, engine,
     rows = sorted(map(tuple, store.read(BRONZE).select("source_file", "record_index", "raw").collect()))
     assert main(["optimize", *conf, "--warehouse", str(settings.warehouse), "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert f"{BRONZE}: 2 small files would be compacted" in out and "ops.runs: 8 small files" in out
+    assert f"{BRONZE}: 2 small files would be compacted" in out and "ops.runs: 2 small files" in out
     assert out.strip().endswith("3 tables would be compacted, 0 have nothing to compact")
     assert _files(store, BRONZE) == 2  # a dry run changes nothing
     assert main(["optimize", *conf, "--warehouse", str(settings.warehouse), "--tables", BRONZE]) == 0
     assert f"{BRONZE}: 2 small files -> 1" in capsys.readouterr().out
-    assert _files(store, "ops.runs") == 8  # not named: left alone (a row a task, four tasks a run)
+    assert _files(store, "ops.runs") == 2  # not named: left alone (a file a run)
     assert main(["optimize", *conf, "--warehouse", str(settings.warehouse)]) == 0
     out = capsys.readouterr().out
-    assert "ops.runs: 8 small files -> 1" in out and "ops.ingestion_log: 2 small files -> 1" in out
+    assert "ops.runs: 2 small files -> 1" in out and "ops.ingestion_log: 2 small files -> 1" in out
     assert BRONZE not in out  # compacted already
     assert out.strip().endswith("2 tables compacted, 1 had nothing to compact")
     assert (

@@ -113,9 +113,8 @@ def test_files_of_every_kind_are_written(landing):
 
 
 def test_files_are_bounded_gzipped_and_paged(tmp_path, monkeypatch):
-    monkeypatch.setattr(common, "RECORDS_PER_FILE", 300)
     monkeypatch.setattr(common, "AUDIT_PAGE_SIZE", 100)
-    counts = gen.generate(tmp_path, 3000, seed=1)
+    counts = gen.generate(tmp_path, 3000, seed=1, records_per_file=300)
     ece = tmp_path / "datahub_ece"
     assert list(ece.glob("part-*.jsonl.gz"))
     assert len(_records(ece)) == counts["datahub_ece"]

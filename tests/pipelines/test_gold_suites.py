@@ -22,7 +22,7 @@ from pipelines.core.context import RunContext
 from pipelines.core.graph import load_graph
 from pipelines.core.table_specs import Extend, GoldTableSpec
 from pipelines.executors import gold as gold_executor
-from pipelines.ops.bookkeeping import DQ_RESULTS
+from pipelines.ops.bookkeeping import DQ_RESULTS, write_bookkeeping
 from pipelines.quality import suites as quality
 from pipelines.quality.suites import QualityGateError, measure_output
 from pipelines.runtime.spark import small_input_mode
@@ -121,7 +121,8 @@ def _land(ctx, rows):
 
 
 def _dq(ctx):
-    """The toy timeline's outcomes recorded by the run of `ctx`, by rule."""
+    """The toy timeline's outcomes recorded by the run of `ctx`, by rule (written as its run ends)."""
+    write_bookkeeping(ctx)
     rows = ctx.store.read(DQ_RESULTS).where((F.col("table") == TOY) & (F.col("run_id") == ctx.run_id))
     return {r.expectation: r for r in rows.collect()}
 

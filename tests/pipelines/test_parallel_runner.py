@@ -20,6 +20,7 @@ from pipelines.core.config import ConfigError, load_config
 from pipelines.core.context import RunContext
 from pipelines.core.graph import Task
 from pipelines.executors import silver as silver_executor
+from pipelines.ops.bookkeeping import write_bookkeeping
 from pipelines.orchestration import admission
 from pipelines.orchestration.runner import RunSummary, _run_graph
 from tests.support import toy_graph
@@ -45,7 +46,10 @@ def run_tasks(spark, store, config):
     def run(parallel: int | str, *tasks: Task, settings=config) -> tuple[str | None, RunSummary]:
         ctx = RunContext(spark, store, settings, "toy-run", T0)
         summary = RunSummary("toy-run")
-        return _run_graph(ctx, list(tasks), parallel, summary), summary
+        try:
+            return _run_graph(ctx, list(tasks), parallel, summary), summary
+        finally:
+            write_bookkeeping(ctx)  # what the runner does when its tasks are done
 
     return run
 
