@@ -1,8 +1,13 @@
 """`gold.dataworks_instance_runs`: one row per DataWorks task instance: when it ran, how it ended.
 
 From `silver.dataworks_instance_status_changes` (status codes named by the catalog's
-`instance_status` enum). The final status is the latest event's (by event time, ties by
-`event_id`); a rerun after a failure therefore ends as its last attempt did. `started_at`
+`instance_status` enum). The final status is the latest event's, in the order of the payload's
+own change time (`changed_at`: modifyTime, else finishTime or beginRunningTime, in
+milliseconds), then the CloudEvent time (whole seconds: DataWorks publishes a whole run within
+one second), then the lifecycle (waiting, running, finished: among events that tie on both
+times a finished status is never followed by a running one), then `event_id`
+(`silver.dataworks_families.change_order`). A rerun after a failure therefore ends as its last
+attempt did. `started_at`
 is the earliest `beginRunningTime` sent (else the first RUNNING event's time),
 `finished_at` the final event's `finishTime` (else its time) once the instance is
 finished (FAILURE or SUCCESS), and `duration_seconds` the difference.
@@ -16,6 +21,7 @@ from pyspark.sql import functions as F
 from gold import GROUP, empty_frame
 from pipelines.core.table_specs import GoldTableSpec
 from silver import dataworks_catalog as catalog
+from silver.dataworks_families import change_order
 
 STATUS_CHANGES = "silver.dataworks_instance_status_changes"
 SOURCES = (STATUS_CHANGES,)
@@ -23,6 +29,9 @@ RUNNING = catalog.status_codes("instance_status")["RUNNING"]
 FINISHED = (
     catalog.status_codes("instance_status")["FAILURE"],
     catalog.status_codes("instance_status")["SUCCESS"],
+)
+WAITING = tuple(
+    catalog.status_codes("instance_status")[name] for name in ("NOT_RUN", "WAIT_TIME", "WAIT_RESOURCE")
 )
 COLUMNS = (
     "instance_id",
@@ -54,7 +63,12 @@ def relevant(source_table: str, rows: DataFrame) -> DataFrame:
 
 def runs(changes: DataFrame) -> DataFrame:
     """The run rows (`COLUMNS`) of the instances in `changes`."""
-    order = F.struct("event_time", "event_id")
+    if "changed_at" not in changes.columns:  # rows typed before the family had `changed_at`
+        changes = changes.withColumn("changed_at", F.lit(None).cast("timestamp"))
+    lifecycle = (
+        F.when(F.col("status").isin(*FINISHED), 2).when(F.col("status").isin(*WAITING), 0).otherwise(1)
+    )
+    order = change_order((lifecycle,))
     final = F.max_by(F.struct("status", "finish_time", "event_time"), order)
     first_running = F.min(F.when(F.col("status") == RUNNING, F.col("event_time")))
     per_instance = changes.groupBy("task_id").agg(

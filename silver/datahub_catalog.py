@@ -40,7 +40,7 @@ from silver.common import (
     epoch_unit_text,
     event_epoch_to_timestamp_text,
 )
-from silver.datahub_envelopes import bare_event_text
+from silver.datahub_envelopes import bare_event_text, other_event_type_text
 
 CATALOG_PATH = defaults.catalog_file("datahub_ece.yaml")
 SOURCE_NAME = "datahub_ece"
@@ -265,7 +265,8 @@ def _key_array(keys: Iterable[str]) -> str:
 
 def ece_envelope(bronze: DataFrame) -> DataFrame:
     """Bronze ECE rows with the common fields parsed (explicit schema, scalars as strings), from the
-    bare event of each record, however it was delivered (`silver/datahub_envelopes.py`).
+    bare event of each record, however it was delivered (`silver/datahub_envelopes.py`). Records
+    that deliver another kind of event are left out (`silver.datahub_ignored_events` keeps them).
 
     Adds entity_urn, entity_type, category, operation, modifier, actor, impersonator, event_version,
     parameters (map<string,string>), event_time, event_date, event_id, is_action_request and
@@ -273,8 +274,11 @@ def ece_envelope(bronze: DataFrame) -> DataFrame:
     """
     catalog = load_catalog()
     is_corrupt = name("is_corrupt")
+    entity_changes = bronze.where(f"{is_corrupt} OR ({other_event_type_text(name('raw'))}) IS NULL")
     parsed = (
-        bronze.select("*", column(when(f"NOT {is_corrupt}", bare_event_text(name("raw"))), "_bare_event"))
+        entity_changes.select(
+            "*", column(when(f"NOT {is_corrupt}", bare_event_text(name("raw"))), "_bare_event")
+        )
         .select(
             "*",
             column(

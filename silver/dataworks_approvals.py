@@ -179,6 +179,7 @@ FAMILY = Family(
         f"{_META}.projectName": "order_project_name",
         f"{_META}.objectMetaList": "object_meta_list",
     },
+    change_time=("updateTime",),
     entity=(("table", "requested_object_guids"), ("project", "project_id")),
     payload_entity=(("table", _payload_guid),),
     derived=_derived,

@@ -62,6 +62,7 @@ FAMILY = Family(
         "envType": "string",
     },
     names={"id": "check_id", "bizdate": "biz_date"},
+    change_time=("endTime",),
     entity=(("table", ("project_name", "table_name")), ("project", "project_id")),
     enums={"check_result": "dq_check_result", "block_type": "dq_block_type"},
 )

@@ -6,6 +6,9 @@ of the FC message in bronze `container`. Both become one envelope row here with
 the payload kept as JSON text; the per-eventCode family tables type the payload.
 Doc samples (`{"datacontenttype": ..., "data": {...}}` without id or time) are
 kept too: their id is the hash of the record and the expectations report them.
+A CloudEvent whose data came as `data_base64` (the CloudEvents JSON format's member for data
+that is not JSON text, which some senders use for any data) gets the decoded text, written as
+Spark writes a `data` object, so the same event gives the same row either way.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from silver.common import (
 _ENVELOPE = (
     "id string, source string, specversion string, type string, time string, subject string, "
     "aliyunaccountid string, aliyunregionid string, aliyunpublishtime string, aliyuneventbusname string, "
-    "datacontenttype string, data string, messageBody string"
+    "datacontenttype string, data string, data_base64 string, messageBody string"
 )
 _FC_MESSAGE = "messageId string, eventType string, eventCategoryType string, extensionBizId string, blockBusiness string"
 # Payload fields every event may carry; typed payload fields belong to the family tables.
@@ -64,11 +67,22 @@ def transform(df: DataFrame) -> DataFrame:
         ),
     )
     eventbridge = ~F.col("_is_fc")
-    data_text = F.when(F.col("_is_fc"), F.coalesce("_env.messageBody", "raw")).otherwise(F.col("_env.data"))
+    data_text = F.when(F.col("_is_fc"), F.coalesce("_env.messageBody", "raw")).otherwise(
+        F.coalesce(F.col("_env.data"), _decoded_data(F.col("_env.data_base64")))
+    )
     with_data = parsed.withColumn("_data_text", data_text).withColumn(
         "_data", F.from_json("_data_text", _PAYLOAD)
     )
     return with_data.select(*_columns(eventbridge))
+
+
+def _decoded_data(data_base64: Column) -> Column:
+    """The text `data_base64` holds (UTF-8); JSON text is rewritten the way `from_json` writes a
+    nested `data` object (compact, numbers as Spark reads them), so both members give one text.
+    The wrapper is only built around text that is one JSON value, which cannot break out of it."""
+    text = F.decode(F.try_to_binary(data_base64, F.lit("base64")), "UTF-8")
+    as_member = F.from_json(F.concat(F.lit('{"d":'), text, F.lit("}")), "d string")["d"]
+    return F.when(F.try_parse_json(text).isNotNull(), as_member).otherwise(text)
 
 
 def _env(field: str, eventbridge: Column) -> Column:

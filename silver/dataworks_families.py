@@ -20,7 +20,12 @@ module does the rest:
   (DI jobs: `setting.timeZone`). Both become UTC timestamps;
 - envelope: event_id, event_time, event_date, event_code, tenant_id, project_id and
   operator come from silver.dataworks_events; `extension_point` (true for blocking
-  pre-events) and the `<column>_name` of enum codes come from the catalog.
+  pre-events) and the `<column>_name` of enum codes come from the catalog;
+- order: a family whose payload says when its object changed (`change_time`: modifyTime,
+  finishTime, ...) gets `changed_at`, the first of them present. The CloudEvent `time` has
+  whole seconds and DataWorks publishes several events of one object within a second, so
+  events of one object are ordered by `change_order`: `changed_at` (else the event time), then
+  the event time, then the event id.
 
 Field types (`Spec`): "string", "json" (nested value kept as JSON text), "long",
 "int", "double", "boolean", "timestamp" (epoch ms or local date-time text),
@@ -75,6 +80,20 @@ COMMON_FIELDS: dict[str, str] = {
     "projectId": "long",
     "operator": "string",
 }
+CHANGED_AT = "changed_at"
+
+
+def change_order(tie_breakers: tuple[Column, ...] = ()) -> Column:
+    """The order of one object's events, as a struct to compare (`max_by`, windows): `changed_at`
+    (else the event time), the event time, then `tie_breakers`, then the event id."""
+    return F.struct(
+        F.coalesce(F.col(CHANGED_AT), F.col("event_time")).alias("changed"),
+        F.col("event_time").alias("event_time"),
+        *[t.alias(f"tie_{n}") for n, t in enumerate(tie_breakers)],
+        F.col("event_id").alias("event_id"),
+    )
+
+
 ENVELOPE_COLUMNS = (
     "event_id",
     "event_time",
@@ -100,6 +119,8 @@ class Family:
               parent event_id and `item_index`; no items still gives one row)
     drop      typed columns only used to build derived columns or items
     zone_field  payload path of a time-zone id for the family's local date-times
+    change_time  payload paths (typed "timestamp") saying when the object changed, in order of
+              preference; the first present fills `changed_at`
     payload_entity  (kind, payload path) candidates tried before `entity` where its column is
               computed (`silver.dataworks_entity_keys`), e.g. the job id of a DI start whose
               `entity` column comes from its exploded items; instead of a path, a function of
@@ -117,6 +138,7 @@ class Family:
     item_index: str = "item_index"
     drop: tuple[str, ...] = ()
     zone_field: str | None = None
+    change_time: tuple[str, ...] = ()
     payload_entity: tuple[tuple[str, str | Callable[[Callable[[str], Column]], Column]], ...] = ()
 
     def __post_init__(self) -> None:
@@ -126,6 +148,9 @@ class Family:
         _tree(self.fields, self.table)  # fails on a path that is both a value and an object
         for kind in self.enums.values():
             catalog.status_names(kind)  # fails on an enum kind the catalog lacks
+        for path in self.change_time:
+            if self.fields.get(path) != "timestamp":
+                raise ValueError(f"{self.table}: change_time {path!r} is not a timestamp field")
 
     def column(self, path: str) -> str:
         """Output column of a payload path."""
@@ -378,6 +403,9 @@ def _transform(events: DataFrame, family: Family) -> DataFrame:
         *lineage(),
         column(non_null_strings(problems), ERRORS_COLUMN),
     )
+    if family.change_time:
+        changed_at = F.coalesce(*[F.col(family.column(path)) for path in family.change_time])
+        typed = typed.select("*", changed_at.alias(CHANGED_AT))
     if family.derived:
         typed = typed.select("*", *family.derived())
     fixed = (*ENVELOPE_COLUMNS, "data_extra", *LINEAGE, ERRORS_COLUMN)

@@ -27,6 +27,7 @@ FAMILY = Family(
         "beginRunningTime": "timestamp",
         "finishTime": "timestamp",
     },
+    change_time=("modifyTime", "finishTime", "beginRunningTime"),
     entity=(("instance", "task_id"),),
     enums={"status": "instance_status", "dag_type": "dag_type", "task_type": "task_type"},
 )

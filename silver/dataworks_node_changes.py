@@ -42,6 +42,7 @@ FAMILY = Family(
         "extensionBizId": "string",
         "blockBusiness": "boolean",
     },
+    change_time=("modifyTime",),
     entity=(("node", "node_id"),),
     derived=_derived,
 )

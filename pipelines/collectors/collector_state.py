@@ -6,7 +6,8 @@ after every step. Windows are half-open `[start_ms, end_ms)`; `windows` holds th
 not yet finished, oldest first, so everything before `windows[0]` is collected (and
 `collected_until_ms` says up to where once `windows` is empty). Inside `windows[0]`, `page` is
 the number of the next page and `scroll_id` the scroll position that fetches it (None: the
-window's first page).
+window's first page); `boundaries` are the milliseconds where one of its pages ended, each read
+again as its own window before the window counts as done (`paged`: its scroll is exhausted).
 
 Why the state alone is not the whole truth: a page file is renamed into place before the state
 that counts it is saved, so a kill between the two leaves a page the state does not know. The
@@ -45,6 +46,8 @@ class CollectorState:
     windows: list[list[int]] = field(default_factory=list)
     page: int = 0
     scroll_id: str | None = None
+    boundaries: list[int] = field(default_factory=list)
+    paged: bool = False
     version: int = FORMAT_VERSION
 
     @property
@@ -57,10 +60,20 @@ class CollectorState:
         self.collected_until_ms = end
         self.page = 0
         self.scroll_id = None
+        self.boundaries = []
+        self.paged = False
 
-    def next_page(self, scroll_id: str) -> None:
+    def next_page(self, scroll_id: str, boundary_ms: int | None) -> None:
+        """Page `page` of the first window was landed and ended at `boundary_ms`."""
         self.page += 1
         self.scroll_id = scroll_id
+        if boundary_ms is not None and boundary_ms not in self.boundaries:
+            self.boundaries.append(boundary_ms)
+
+    def restart_window(self) -> None:
+        """Page the first window again from its start (its scroll position was refused)."""
+        self.page = 0
+        self.scroll_id = None
 
     def split_window(self, middle: int) -> None:
         """Replace the first window (not yet paged) by its two halves at `middle`."""
@@ -68,6 +81,7 @@ class CollectorState:
         self.windows[0:1] = [[start, middle], [middle, end]]
         self.page = 0
         self.scroll_id = None
+        self.boundaries = []
 
 
 def state_path(folder: Path, server: str, event_types: list[str]) -> Path:

@@ -1,4 +1,5 @@
-"""`lakehouse collect datahub-audit` and `lakehouse receive`: options and handlers.
+"""`lakehouse collect datahub-audit`, `lakehouse collect datahub-kafka` and `lakehouse receive`: options
+and handlers.
 
 `add_commands(subparsers)` is the whole hook into the CLI. Each handler returns an exit code
 and reports a known failure in one line on stderr (`lakehouse collect: ...`).
@@ -16,6 +17,7 @@ from pathlib import Path
 from pipelines.core.config import Config, ConfigError, load_config
 
 AUDIT_SOURCE = "datahub_audit"
+ECE_SOURCE = "datahub_ece"
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -140,6 +142,55 @@ def cmd_collect_datahub_audit(args: argparse.Namespace) -> int:
         return 130 if failures == 0 else 1
 
 
+def cmd_collect_datahub_kafka(args: argparse.Namespace) -> int:
+    import signal
+
+    try:
+        from pipelines.collectors.datahub_kafka import DataHubKafkaCollector, KafkaCollectError, KafkaSettings
+    except ImportError as exc:
+        print(
+            f"lakehouse collect: {exc.name} is not installed: pip install 'catalog-lakehouse[kafka]'",
+            file=sys.stderr,
+        )
+        return 2
+    report = _stderr("lakehouse collect")
+    try:
+        config = _config(args)
+        section = dict(config.section("collectors")["datahub_kafka"])
+        if args.topic:
+            section["topic"] = args.topic
+        if args.group_id:
+            section["group_id"] = args.group_id
+        settings = KafkaSettings.from_section(_checked(section, "collectors.datahub_kafka"))
+    except ConfigError as exc:
+        report(f"config error: {exc}")
+        return 2
+    collector = DataHubKafkaCollector(
+        bootstrap_servers=args.bootstrap_servers,
+        landing=Path(args.landing).expanduser().resolve(),
+        folder_name=_source_folder(config, ECE_SOURCE),
+        settings=settings,
+        schema_registry=args.schema_registry,
+        report=report,
+    )
+    stopping: list[int] = []
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda number, frame: stopping.append(number))
+    print(
+        f"consuming {settings.topic} from {args.bootstrap_servers} as group {settings.group_id}  "
+        f"folder={collector.folder}",
+        flush=True,
+    )
+    try:
+        summary = collector.run(stop=lambda summary: bool(stopping))
+    except KafkaCollectError as exc:
+        report(str(exc).splitlines()[0])
+        print(collector.summary.line(), flush=True)
+        return 1
+    print(summary.line(), flush=True)
+    return 0
+
+
 def cmd_receive(args: argparse.Namespace) -> int:
     from pipelines.collectors.receiver import ROUTES, ReceiverSettings, run_receiver
 
@@ -206,6 +257,22 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--every", type=_interval, metavar="INTERVAL", help="collect again on every tick, e.g. 15m"
     )
     audit.set_defaults(func=cmd_collect_datahub_audit)
+
+    kafka = sources.add_parser(
+        "datahub-kafka",
+        help="consume DataHub's PlatformEvent_v1 topic into <landing>/datahub_ece/, committing after landing",
+    )
+    kafka.add_argument(
+        "--bootstrap-servers", required=True, metavar="HOSTS", help="Kafka brokers, host:port,..."
+    )
+    kafka.add_argument("--landing", required=True, help="landing folder")
+    kafka.add_argument("--topic", help="topic (default collectors.datahub_kafka.topic, PlatformEvent_v1)")
+    kafka.add_argument(
+        "--schema-registry", metavar="URL", help="schema registry base URL (default: DataHub's own schema)"
+    )
+    kafka.add_argument("--group-id", metavar="ID", help="consumer group (default catalog-lakehouse)")
+    kafka.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
+    kafka.set_defaults(func=cmd_collect_datahub_kafka)
 
     receive = subparsers.add_parser(
         "receive", help="HTTP receiver for OpenMetadata, DataWorks and DataHub events, landing each durably"

@@ -9,7 +9,13 @@ window holds more than the server can count and a quiet month costs one request.
 audit search pages), under a name made of the collection, the window and the page number, so
 a page fetched twice would land under one name.
 
-Every request is retried on 429 (waiting `Retry-After`), 5xx and connection errors, with
+Page boundaries. DataHub sorts hits by timestamp, event type and actor and continues a scroll
+strictly after the last hit's values, so events that tie on all three across a page boundary are
+skipped by the server. The collector therefore reads each millisecond where a page ended again,
+as a window of its own in one request, and lands the events of it that no page of the window
+held (by the identity silver's `event_id` hashes) as `...-b<ms>.json`.
+
+Every request is retried on 429 and 503 (waiting `Retry-After`), other 5xx and connection errors, with
 exponential backoff bounded by `max_backoff_seconds`, up to `max_attempts`; 401/403 stop at once
 with a one-line reason. The bearer token is read from an environment variable and only ever
 put in the Authorization header: it is in no log line, exception text or file.
@@ -23,6 +29,7 @@ import fcntl
 import json
 import random
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,6 +87,7 @@ class CollectSummary:
     windows: int = 0
     splits: int = 0
     recovered: int = 0
+    boundary_events: int = 0
     collected_until_ms: int | None = None
 
 
@@ -144,12 +152,14 @@ class AuditSearchClient:
         base = self.settings.backoff_seconds * (2 ** (attempt - 1))
         return min(self.settings.max_backoff_seconds, base * (0.5 + random.random() / 2))
 
-    def search(self, start_ms: int, end_ms: int, scroll_id: str | None, body: dict) -> bytes:
+    def search(
+        self, start_ms: int, end_ms: int, scroll_id: str | None, body: dict, size: int | None = None
+    ) -> bytes:
         """The raw response body of one page (JSON), after retries."""
         params: dict[str, object] = {
             "startTime": start_ms,
             "endTime": end_ms,
-            "size": self.settings.page_size,
+            "size": size or self.settings.page_size,
         }
         if scroll_id:
             params["scrollId"] = scroll_id
@@ -178,7 +188,7 @@ class AuditSearchClient:
                     refused = ScrollRejected if scroll_id else CollectError
                     raise refused(f"DataHub answered {status} {response.reason}: {excerpt}")
                 last = f"{status} {response.reason}"
-                if status == 429:
+                if status in (429, 503):
                     asked = retry_after_seconds(response.headers.get("Retry-After"), time.time())
                     if asked is not None:
                         wait = min(asked, self.settings.max_backoff_seconds)
@@ -189,9 +199,31 @@ class AuditSearchClient:
         raise CollectError(f"gave up after {self.settings.max_attempts} attempts, last: {last}")
 
 
+# The fields whose values make an audit event itself: those silver's `event_id` hashes.
+EVENT_IDENTITY = (
+    "eventType",
+    "timestamp",
+    "actorUrn",
+    "entityUrn",
+    "aspectName",
+    "sourceIP",
+    "telemetryTraceId",
+    "loginSource",
+)
+
+
 def page_file_name(state: CollectorState, window: list[int], page: int) -> str:
     start, end = window
     return f"audit-{state.key}-{start}-{end}-p{page:05d}.json"
+
+
+def boundary_file_name(state: CollectorState, window: list[int], boundary_ms: int) -> str:
+    start, end = window
+    return f"audit-{state.key}-{start}-{end}-b{boundary_ms}.json"
+
+
+def event_identity(event: dict) -> tuple:
+    return tuple(json.dumps(event.get(field), sort_keys=True) for field in EVENT_IDENTITY)
 
 
 def _plan(state: CollectorState, start_ms: int, end_ms: int) -> None:
@@ -200,24 +232,24 @@ def _plan(state: CollectorState, start_ms: int, end_ms: int) -> None:
     state.scroll_id = None
 
 
-def _advance(state: CollectorState, page: dict, summary: CollectSummary) -> None:
+def _advance(state: CollectorState, page: dict) -> None:
     """After page `state.page` of the first window was landed (or found empty)."""
     events = page.get("usageEvents") or []
     next_scroll = page.get("nextScrollId")
     if events and next_scroll:
-        state.next_page(next_scroll)
+        last = events[-1].get("timestamp") if isinstance(events[-1], dict) else None
+        state.next_page(next_scroll, last if isinstance(last, int) else None)
     else:
-        state.finish_window()
-        summary.windows += 1
+        state.paged = True
 
 
 def recover(folder: Path, path: Path, state: CollectorState, summary: CollectSummary) -> None:
     """Count pages landed by a run killed before it saved the state that counts them."""
-    while state.windows:
+    while state.windows and not state.paged:
         landed = folder / page_file_name(state, state.windows[0], state.page)
         if not landed.exists():
             return
-        _advance(state, json.loads(landed.read_bytes()), summary)
+        _advance(state, json.loads(landed.read_bytes()))
         summary.recovered += 1
         save_state(path, state)
 
@@ -298,6 +330,15 @@ class DataHubAuditCollector:
         while state.windows:
             window = state.windows[0]
             start, end = window
+            if state.paged:
+                while state.boundaries:
+                    self._read_boundary(client, state, window, state.boundaries[0], summary)
+                    state.boundaries.pop(0)
+                    save_state(self.state_file, state)
+                state.finish_window()
+                summary.windows += 1
+                save_state(self.state_file, state)
+                continue
             try:
                 raw = client.search(start, end, state.scroll_id, self._body())
             except ScrollRejected as exc:
@@ -307,7 +348,7 @@ class DataHubAuditCollector:
                 if restarts > MAX_WINDOW_RESTARTS:
                     raise
                 self.report(f"scroll of {iso(start)}..{iso(end)} refused ({exc}); paging the window again")
-                state.page, state.scroll_id = 0, None
+                state.restart_window()
                 save_state(self.state_file, state)
                 continue
             try:
@@ -333,5 +374,48 @@ class DataHubAuditCollector:
                 summary.pages += 1
                 summary.events += len(events)
                 self.report(f"page {state.page} of {iso(start)}..{iso(end)}: {len(events)} events -> {name}")
-            _advance(state, page, summary)
+            _advance(state, page)
             save_state(self.state_file, state)
+
+    def _read_boundary(
+        self,
+        client: AuditSearchClient,
+        state: CollectorState,
+        window: list[int],
+        at: int,
+        summary: CollectSummary,
+    ) -> None:
+        """Read millisecond `at`, where a page of `window` ended, in one request, and land the events
+        of it that none of the window's pages held."""
+        name = boundary_file_name(state, window, at)
+        if (self.folder / name).exists():
+            return
+        raw = client.search(at, at + 1, None, self._body(), size=self.settings.total_cap)
+        try:
+            page = json.loads(raw)
+            events = list(page.get("usageEvents") or [])
+        except (ValueError, AttributeError):
+            raise CollectError(f"the events of {iso(at)} are not a JSON page") from None
+        if len(events) >= self.settings.total_cap:
+            self.report(f"{iso(at)} holds {len(events)} events or more: the API cannot return all of them")
+        held = Counter(
+            event_identity(event)
+            for landed in self.folder.glob(f"audit-{state.key}-{window[0]}-{window[1]}-p*.json")
+            for event in json.loads(landed.read_bytes()).get("usageEvents") or []
+            if isinstance(event, dict) and event.get("timestamp") == at
+        )
+        missing = []
+        for event in events:
+            identity = event_identity(event)
+            if held[identity]:
+                held[identity] -= 1
+            else:
+                missing.append(event)
+        if not missing:
+            return
+        document = {"count": len(missing), "total": page.get("total"), "usageEvents": missing}
+        write_atomically(self.folder / name, json.dumps(document).encode("utf-8"))
+        summary.pages += 1
+        summary.events += len(missing)
+        summary.boundary_events += len(missing)
+        self.report(f"{iso(at)}, where a page ended: {len(missing)} events no page held -> {name}")

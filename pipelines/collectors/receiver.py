@@ -1,12 +1,13 @@
 """`lakehouse receive`: an HTTP endpoint the catalogs push change events to, landing each durably.
 
 Routes (aiohttp): `POST /openmetadata` (OpenMetadata's Generic Webhook: one ChangeEvent per
-POST), `POST /dataworks` (DataWorks OpenEvent through EventBridge: a CloudEvent in structured
-mode, or in binary mode with `ce-*` headers, which is turned into its structured form so bronze
-sees one shape), `POST /datahub` (DataHub entity change events, bare, in a DataHub Actions
-envelope or as a PlatformEvent), `GET /health`.
+request, POST or PUT as the webhook's `httpMethod` says), `POST /dataworks` (DataWorks OpenEvent
+through EventBridge: a CloudEvent in structured mode, or in binary mode with `ce-*` headers,
+percent-decoded as the CloudEvents HTTP binding says and turned into the structured form so
+bronze sees one shape), `POST /datahub` (DataHub entity change events, bare, in a DataHub
+Actions envelope or as a PlatformEvent), `GET /health`.
 
-A 2xx answer means the body is in a landing file under its final name, fsynced: bodies are
+A 200 answer means the body is in a landing file under its final name, fsynced: bodies are
 grouped into batch files per source (`landing_writer.BatchFileWriter`), a batch is written when
 it reaches `batch_max_bytes` or its first body has waited `batch_max_seconds`, and every request
 of the batch is answered after the rename. A killed receiver therefore loses only unanswered
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import hmac
 import json
 import os
@@ -31,10 +31,12 @@ import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from aiohttp import web
 
 from pipelines.collectors.landing_writer import BatchFileWriter
+from pipelines.collectors.openmetadata_signature import is_test_message, signature_matches
 
 ROUTES = {"/openmetadata": "openmetadata", "/dataworks": "dataworks", "/datahub": "datahub_ece"}
 CLOUDEVENTS_HEADER_PREFIX = "ce-"
@@ -127,15 +129,28 @@ def parses_as_json(body: bytes) -> bool:
     return True
 
 
+class InvalidCloudEvent(ValueError):
+    """A binary-mode CloudEvent whose `ce-*` header cannot be read; the message names it."""
+
+
+def cloudevent_header_value(name: str, value: str) -> str:
+    """A `ce-*` header's value percent-decoded as UTF-8, as the CloudEvents HTTP binding says
+    (a sender percent-encodes space, `"`, `%` and everything outside printable ASCII)."""
+    try:
+        return unquote(value, encoding="utf-8", errors="strict")
+    except UnicodeDecodeError:
+        raise InvalidCloudEvent(f"header {name} is not percent-encoded UTF-8") from None
+
+
 def structured_cloudevent(headers, body: bytes) -> bytes:
     """A binary-mode CloudEvent (attributes in `ce-*` headers, data in the body) in structured
-    JSON form: the attributes as members, `datacontenttype` from Content-Type, and `data` the
-    body when it is JSON, else `data_base64` (as the CloudEvents JSON format says)."""
+    JSON form: the attributes (percent-decoded) as members, `datacontenttype` from Content-Type,
+    and `data` the body when it is JSON, else `data_base64` (as the CloudEvents JSON format says)."""
     event: dict[str, object] = {}
     for name, value in headers.items():
         lowered = name.lower()
         if lowered.startswith(CLOUDEVENTS_HEADER_PREFIX):
-            event[lowered[len(CLOUDEVENTS_HEADER_PREFIX) :]] = value
+            event[lowered[len(CLOUDEVENTS_HEADER_PREFIX) :]] = cloudevent_header_value(name, value)
     if headers.get("Content-Type"):
         event["datacontenttype"] = headers["Content-Type"]
     try:
@@ -145,10 +160,13 @@ def structured_cloudevent(headers, body: bytes) -> bytes:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _signature_matches(secret: str, body: bytes, header: str) -> bool:
-    expected = hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
-    given = header.strip().removeprefix("sha256=")
-    return hmac.compare_digest(expected, given.lower())
+def header_bytes(value: str) -> bytes:
+    """A header value as bytes for a constant-time comparison, whatever characters it holds
+    (aiohttp hands bytes that are not UTF-8 over as surrogate escapes; they must not raise)."""
+    try:
+        return value.encode("utf-8", errors="surrogateescape")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", errors="replace")
 
 
 def _secret_given(request: web.Request, secret: str) -> bool:
@@ -156,7 +174,8 @@ def _secret_given(request: web.Request, secret: str) -> bool:
     candidates = [request.headers.get(SECRET_HEADER, "")]
     if bearer.lower().startswith("bearer "):
         candidates.append(bearer[7:].strip())
-    return any(c and hmac.compare_digest(c.encode("utf-8"), secret.encode("utf-8")) for c in candidates)
+    expected = secret.encode("utf-8")
+    return any(c and hmac.compare_digest(header_bytes(c), expected) for c in candidates)
 
 
 def build_app(
@@ -183,17 +202,24 @@ def build_app(
             if not authorized and not (path == "/openmetadata" and request.headers.get(SIGNATURE_HEADER)):
                 return web.json_response({"error": "missing or wrong secret"}, status=401)
             body = await request.read()  # over client_max_size: 413 from aiohttp
-            if not authorized and not _signature_matches(secret, body, request.headers[SIGNATURE_HEADER]):
+            if not authorized and not signature_matches(
+                secret, body, header_bytes(request.headers[SIGNATURE_HEADER])
+            ):
                 return web.json_response({"error": f"{SIGNATURE_HEADER} does not match the body"}, status=401)
             if not body.strip():
                 return web.json_response({"error": "empty body"}, status=400)
+            if path == "/openmetadata" and is_test_message(body):
+                return web.json_response({"landed": False, "test_message": True}, status=200)
             if path == "/dataworks" and request.headers.get("ce-specversion"):
-                body = structured_cloudevent(request.headers, body)
+                try:
+                    body = structured_cloudevent(request.headers, body)
+                except InvalidCloudEvent as exc:
+                    return web.json_response({"error": str(exc)}, status=400)
             try:
                 await batchers[source].land(body, parses_as_json(body))
             except OSError as exc:
                 return web.json_response({"error": f"not landed: {exc.strerror}"}, status=503)
-            return web.json_response({"landed": True}, status=202)
+            return web.json_response({"landed": True}, status=200)
 
         return handler
 
@@ -203,6 +229,7 @@ def build_app(
 
     for path, source in ROUTES.items():
         app.router.add_post(path, receive(source, path))
+    app.router.add_put("/openmetadata", receive(ROUTES["/openmetadata"], "/openmetadata"))
     app.router.add_get("/health", health)
     app.on_startup.append(start_batchers)
     app.on_cleanup.append(stop_batchers)

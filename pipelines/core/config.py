@@ -22,7 +22,8 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the repository, in a clone
 DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
 ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
-FREE_FORM = {"spark_conf", "profiles"}  # maps whose keys are not fixed by the defaults
+# maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector)
+FREE_FORM = {"spark_conf", "profiles", "consumer"}
 VALIDATED_KINDS = {"run.parallel_tasks"}  # `auto` or a number: `_validate` checks these, not the merge
 
 

@@ -110,7 +110,7 @@ def test_received_events_of_every_form_reconcile_from_landing_to_silver(config, 
         answer = requests.post(
             url + "/dataworks", data=json.dumps(binary["body"]), headers=binary["headers"], timeout=10
         )
-    assert statuses == {202: len(om) + 40 + 2 + len(datahub) + 1} and answer.status_code == 202
+    assert statuses == {200: len(om) + 40 + 2 + len(datahub) + 1} and answer.status_code == 200
     store = _build(config, spark, landing, warehouse)
 
     om_counts = _reconciles(
@@ -152,7 +152,7 @@ def test_the_receiver_landing_beside_running_bronze_loses_nothing_and_no_file_is
                     n = next(remaining, None)
                 if n is None:
                     return
-                if session.post(url + "/openmetadata", data=bodies[n], timeout=30).status_code == 202:
+                if session.post(url + "/openmetadata", data=bodies[n], timeout=30).status_code == 200:
                     with lock:
                         acknowledged.append(n)
 

@@ -39,8 +39,8 @@ def ids_of(events: list[dict]) -> Counter:
     return Counter(e["telemetryTraceId"] for e in events)
 
 
-def pages_served_twice(server: StandInAuditServer) -> list[tuple[int, int, int]]:
-    pages = Counter((start, end, offset) for start, end, offset, count in server.served if count)
+def pages_served_twice(server: StandInAuditServer) -> list[tuple]:
+    pages = Counter((start, end, after) for start, end, after, count in server.served if count)
     return [page for page, times in pages.items() if times > 1]
 
 
@@ -97,6 +97,43 @@ def test_a_503_and_a_429_part_way_are_retried_honouring_retry_after(tmp_path):
     assert 3.0 in waits and len(waits) == 3 and max(waits) <= 3.0
     assert sum("retry" in line for line in lines) == 3
     no_page_served_twice(server)
+
+
+def test_a_503_with_retry_after_waits_as_asked(tmp_path):
+    with StandInAuditServer(token=TOKEN) as server:
+        events = server.add_events([T0_MS - 2 * 3_600_000 + i * 997 for i in range(700)])
+        server.faults = {2: (503, "4")}
+        made, waits, _ = collector(server, tmp_path)
+        made.collect(since=T0 - dt.timedelta(hours=3))
+    assert landed_ids(tmp_path) == ids_of(events)
+    assert waits == [4.0]
+
+
+def test_the_stand_in_skips_ties_at_a_page_boundary_as_datahubs_search_after_does():
+    with StandInAuditServer() as server:
+        server.add_events([T0_MS] * 70)  # each (event type, actor) pair twice in one millisecond
+        seen, scroll = [], None
+        while True:
+            params = {"startTime": T0_MS, "endTime": T0_MS + 1, "size": 25}
+            _, page = server.search({**params, **({"scrollId": scroll} if scroll else {})}, {})
+            seen += page["usageEvents"]
+            scroll = page.get("nextScrollId")
+            if not scroll:
+                break
+    assert len(seen) < 70 and len(ids_of(seen)) == len(seen)
+
+
+def test_events_tying_on_every_sort_key_at_page_boundaries_are_all_collected_once(tmp_path):
+    with StandInAuditServer(token=TOKEN) as server:
+        # 20 milliseconds of 70 events: each (event type, actor) pair twice in each millisecond
+        crowded = [T0_MS - 3_600_000 + (i // 70) * 1_000 for i in range(1_400)]
+        events = server.add_events(crowded)
+        made, _, lines = collector(server, tmp_path, page_size=45)
+        summary = made.collect(since=T0 - dt.timedelta(hours=2))
+        assert made.collect().events == 0
+    assert landed_ids(tmp_path) == ids_of(events)
+    assert summary.events == 1_400 and summary.boundary_events > 0
+    assert any("where a page ended" in line for line in lines)
 
 
 def test_a_refused_scroll_position_pages_the_window_again_without_landing_a_page_twice(tmp_path):

@@ -15,14 +15,17 @@ import threading
 import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import requests
 
 from tests.support.receiver import (
+    OPENMETADATA_TEST_MESSAGE,
     landed_files,
     landed_lines,
     landed_sequence_numbers,
+    openmetadata_signature,
     post_all,
     running_receiver,
     sample_events,
@@ -32,6 +35,7 @@ from tests.support.receiver import (
 ROUTES = {"/openmetadata": "openmetadata", "/dataworks": "dataworks", "/datahub": "datahub_ece"}
 SECRET = "s3cret-for-the-receiver"
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envelopes"
 
 
 @pytest.mark.slow  # loads the receiver with thousands of concurrent requests
@@ -40,7 +44,7 @@ def test_thousands_of_concurrent_posts_are_each_landed_exactly_once(tmp_path):
     with running_receiver(tmp_path) as url:
         statuses = asyncio.run(post_all(url, bodies, concurrency=64))
         health = requests.get(url + "/health", timeout=10).json()
-    assert statuses == Counter({202: 4_500})
+    assert statuses == Counter({200: 4_500})
     for route, folder in ROUTES.items():
         assert landed_sequence_numbers(tmp_path, folder) == Counter(f"{route}-{n}" for n in range(1_500))
         files = landed_files(tmp_path, folder)
@@ -81,7 +85,7 @@ def test_a_malformed_body_is_landed_on_one_line_after_the_good_ones_for_the_quar
                 url, [("/openmetadata", malformed), ("/openmetadata", b"[1, 2"), ("/openmetadata", good)], 3
             )
         )
-    assert statuses == Counter({202: 3})
+    assert statuses == Counter({200: 3})
     contents = sorted(p.read_bytes() for p in landed_files(tmp_path, "openmetadata"))
     assert len(contents) == 1
     first, *rest = contents[0].splitlines()
@@ -92,7 +96,7 @@ def test_a_malformed_body_is_landed_on_one_line_after_the_good_ones_for_the_quar
 def test_malformed_bodies_without_a_good_one_get_a_file_each(tmp_path):
     with running_receiver(tmp_path, batch_max_seconds=0.5) as url:
         statuses = asyncio.run(post_all(url, [("/datahub", b"not json"), ("/datahub", b"{oops")], 2))
-    assert statuses == Counter({202: 2})
+    assert statuses == Counter({200: 2})
     assert sorted(p.read_bytes() for p in landed_files(tmp_path, "datahub_ece")) == [
         b"not json\n",
         b"{oops\n",
@@ -152,10 +156,10 @@ def test_with_a_secret_only_requests_carrying_it_or_a_valid_signature_are_landed
         "wrong bearer": 401,
         "wrong signature": 401,
         "signature elsewhere": 401,
-        "bearer": 202,
-        "header": 202,
-        "signature": 202,
-        "bare signature": 202,
+        "bearer": 200,
+        "header": 200,
+        "signature": 200,
+        "bare signature": 200,
     }
     assert sum(landed_lines(tmp_path, "openmetadata").values()) == 2
     assert sum(landed_lines(tmp_path, "datahub_ece").values()) == 1
@@ -179,7 +183,7 @@ def test_a_binary_mode_cloudevent_lands_as_its_structured_form(tmp_path):
             headers={"Content-Type": "application/cloudevents+json; charset=utf-8"},
             timeout=10,
         )
-    assert (binary.status_code, as_structured.status_code) == (202, 202)
+    assert (binary.status_code, as_structured.status_code) == (200, 200)
     landed = [json.loads(line) for line in landed_lines(tmp_path, "dataworks").elements()]
     assert landed == [structured, structured]
 
@@ -218,7 +222,7 @@ def test_after_a_sigkill_mid_stream_every_acknowledged_event_is_in_landing(tmp_p
                     answer = session.post(url + "/openmetadata", data=bodies[n], timeout=10)
                 except requests.RequestException:
                     return
-                if answer.status_code == 202:
+                if answer.status_code == 200:
                     with lock:
                         acknowledged.append(f"/openmetadata-{n}")
 
@@ -258,7 +262,7 @@ def test_sigterm_answers_the_requests_in_flight_once_their_batch_is_landed(tmp_p
         thread.join(30)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
-    assert answers == [202] * 20
+    assert answers == [200] * 20
     assert landed_sequence_numbers(landing, "datahub_ece") == Counter(f"/datahub-{n}" for n in range(20))
     assert (
         "landed openmetadata=0 bodies in 0 files, dataworks=0 bodies in 0 files, datahub_ece=20 bodies" in out
@@ -274,3 +278,99 @@ def test_a_receiver_setting_out_of_range_is_a_one_line_config_error(tmp_path, ca
     assert capsys.readouterr().err.strip() == (
         "lakehouse receive: config error: collectors.receiver.max_body_bytes must be more than 0, got -1"
     )
+
+
+# -- the senders' exact forms ---------------------------------------------------------------
+
+
+def _openmetadata_event_json() -> str:
+    """A ChangeEvent as OpenMetadata serialises it (non-ASCII text kept as UTF-8, not escaped)."""
+    event = dict(sample_events("openmetadata")[0])
+    event["userName"] = "José Müller"
+    event["entityFullyQualifiedName"] = "mysql_prod.shop.销售.orders"
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_openmetadatas_own_signature_is_accepted_by_post_and_put(tmp_path):
+    event_json = _openmetadata_event_json()
+    body = event_json.encode("utf-8")
+    signed = {
+        "X-OM-Signature": openmetadata_signature(SECRET, event_json),
+        "Content-Type": "application/json",
+    }
+    with running_receiver(tmp_path, secret=SECRET) as url:
+        posted = requests.post(url + "/openmetadata", data=body, headers=signed, timeout=10)
+        put = requests.put(url + "/openmetadata", data=body, headers=signed, timeout=10)
+        other_secret = requests.post(
+            url + "/openmetadata",
+            data=body,
+            headers={"X-OM-Signature": openmetadata_signature("another secret", event_json)},
+            timeout=10,
+        )
+        other_body = requests.post(url + "/openmetadata", data=body + b" ", headers=signed, timeout=10)
+    assert (posted.status_code, put.status_code) == (200, 200)
+    assert (other_secret.status_code, other_body.status_code) == (401, 401)
+    assert landed_lines(tmp_path, "openmetadata") == Counter({body: 2})
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "sha256=文件".encode(),
+        b"\xff\xfe garbage \x80",
+        b"sha256=",
+        b"sha256=" + b"A" * 5_000,
+        b"sha256=not base64!",
+        b"x" * 64,
+    ],
+    ids=["non-ascii", "not-utf8", "empty", "long", "not-base64", "hex-length-not-hex"],
+)
+def test_any_other_signature_header_is_a_401_never_a_500(tmp_path, header):
+    body = _openmetadata_event_json().encode("utf-8")
+    with running_receiver(tmp_path, secret=SECRET) as url:
+        answer = requests.post(
+            url + "/openmetadata", data=body, headers={"X-OM-Signature": header}, timeout=10
+        )
+    assert answer.status_code == 401
+    assert answer.json() == {"error": "X-OM-Signature does not match the body"}
+    assert landed_files(tmp_path, "openmetadata") == []
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT"])
+@pytest.mark.parametrize("secret", [SECRET, None], ids=["with-secret", "without-secret"])
+def test_openmetadatas_test_message_is_answered_and_not_landed(tmp_path, method, secret):
+    headers = {"Content-Type": "application/json"}
+    if secret:
+        headers["X-OM-Signature"] = openmetadata_signature(secret, OPENMETADATA_TEST_MESSAGE)
+    with running_receiver(tmp_path, secret=secret) as url:
+        answer = requests.request(
+            method,
+            url + "/openmetadata",
+            data=OPENMETADATA_TEST_MESSAGE.encode(),
+            headers=headers,
+            timeout=10,
+        )
+        health = requests.get(url + "/health", timeout=10).json()
+    assert answer.status_code == 200 and answer.json() == {"landed": False, "test_message": True}
+    assert landed_files(tmp_path, "openmetadata") == []
+    assert health["landed"]["openmetadata"] == {"bodies": 0, "files": 0}
+
+
+def test_binary_mode_headers_are_percent_decoded_as_the_http_binding_says(tmp_path):
+    fixture = json.loads((FIXTURES / "dataworks_cloudevent_binary.json").read_text())
+    structured = json.loads((FIXTURES / "dataworks_cloudevent_structured.json").read_text())
+    subject = "acs:dataworks:cn-shanghai:1493189603770213:文件/ods 订单 100%"
+    structured["subject"] = subject
+    headers = dict(fixture["headers"], **{"ce-subject": quote(subject, safe="/:")})
+    assert headers["ce-subject"].isascii()
+    with running_receiver(tmp_path) as url:
+        answer = requests.post(
+            url + "/dataworks", data=json.dumps(fixture["body"]), headers=headers, timeout=10
+        )
+        broken = requests.post(
+            url + "/dataworks", data=b"{}", headers=dict(headers, **{"ce-subject": "%E6%96"}), timeout=10
+        )
+    assert answer.status_code == 200
+    assert broken.status_code == 400 and "ce-subject" in broken.json()["error"]
+    (landed,) = [json.loads(line) for line in landed_lines(tmp_path, "dataworks").elements()]
+    assert landed == structured

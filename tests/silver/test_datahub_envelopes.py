@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from silver import datahub_action_requests, datahub_entity_changes
+from silver import datahub_action_requests, datahub_entity_changes, datahub_ignored_events
 from tests.support.tables import RUN_SPECIFIC, bronze_frame, table_differences
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envelopes"
@@ -54,3 +54,67 @@ def test_an_envelope_without_an_event_object_is_typed_as_is_and_fails_its_checks
     rows = datahub_entity_changes.transform(bronze_frame(spark, broken)).collect()
     assert len(rows) == 2
     assert all(row["entity_urn"] is None and row["category"] is None for row in rows)
+
+
+def _change_log_envelope() -> dict:
+    """A DataHub Actions `MetadataChangeLogEvent_v1` envelope, as the Actions Kafka source emits it."""
+    return {
+        "event_type": "MetadataChangeLogEvent_v1",
+        "event": {
+            "entityType": "dataset",
+            "entityUrn": "urn:li:dataset:(urn:li:dataPlatform:hive,db.orders,PROD)",
+            "changeType": "UPSERT",
+            "aspectName": "globalTags",
+            "aspect": {"value": '{"tags":[{"tag":"urn:li:tag:PII"}]}', "contentType": "application/json"},
+            "created": {"time": 1649953100653, "actor": "urn:li:corpuser:jdoe"},
+        },
+        "meta": {"kafka": {"topic": "MetadataChangeLog_Versioned_v1", "offset": 7, "partition": 0}},
+    }
+
+
+def _other_platform_event() -> dict:
+    return {
+        "header": {"timestampMillis": 1649953100999},
+        "name": "notificationRequestEvent",
+        "payload": {"value": '{"message": {"template": "CUSTOM"}}', "contentType": "application/json"},
+    }
+
+
+def test_only_entity_change_envelopes_are_entity_changes_the_others_are_ignored_with_their_type(spark):
+    actions = fixture_lines("datahub_actions_envelope.jsonl")
+    records = [
+        actions[0],
+        json.dumps(_change_log_envelope()),
+        fixture_lines("datahub_platform_event.jsonl")[1],
+        json.dumps(_other_platform_event()),
+        json.dumps({**_change_log_envelope(), "event_type": "RelationshipChangeEvent_v1"}),
+    ]
+    bronze = bronze_frame(spark, records)
+    changes = datahub_entity_changes.transform(bronze).select("record_index", "category", "_errors")
+    proposals = datahub_action_requests.transform(bronze)
+    ignored = datahub_ignored_events.transform(bronze).orderBy("record_index").collect()
+    assert sorted((r.record_index, r.category, r._errors) for r in changes.collect()) == [
+        (0, "TAG", []),
+        (2, "TAG", []),
+    ]
+    assert proposals.count() == 0
+    assert [(r.record_index, r.event_type, r.delivery) for r in ignored] == [
+        (1, "MetadataChangeLogEvent_v1", "actions"),
+        (3, "notificationRequestEvent", "platform_event"),
+        (4, "RelationshipChangeEvent_v1", "actions"),
+    ]
+    assert [r.event_time.isoformat() for r in ignored][:2] == [
+        "2022-04-14T16:18:20.653000",
+        "2022-04-14T16:18:20.999000",
+    ]
+    assert ignored[0].entity_urn == "urn:li:dataset:(urn:li:dataPlatform:hive,db.orders,PROD)"
+    assert all(r._errors == [] and r.event_id for r in ignored)
+
+
+def test_every_record_of_the_feed_is_in_exactly_one_of_its_tables(spark):
+    records = fixture_lines("datahub_bare.jsonl") + [json.dumps(_change_log_envelope()), "{not json"]
+    bronze = bronze_frame(spark, records)
+    modules = (datahub_entity_changes, datahub_action_requests, datahub_ignored_events)
+    indexes = [r.record_index for m in modules for r in m.transform(bronze).select("record_index").collect()]
+    assert sorted(indexes) == list(range(len(records)))
+    assert {m.SPEC.reconciles for m in modules} == {"datahub_ece"}

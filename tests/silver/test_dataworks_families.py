@@ -362,3 +362,26 @@ def test_each_family_selects_exactly_the_event_codes_its_transform_keeps(spark):
             assert selected, f"{table} selects no event code"
     finally:
         frame.unpersist()
+
+
+FAMILIES_WITH_CHANGE_TIMES = {
+    "silver.dataworks_instance_status_changes": ("modify_time", "finish_time", "begin_running_time"),
+    "silver.dataworks_node_changes": ("modify_time",),
+    "silver.dataworks_approvals": ("update_time",),
+    "silver.dataworks_dq_check_results": ("end_time",),
+}
+
+
+@pytest.mark.parametrize("table", sorted(FAMILIES_WITH_CHANGE_TIMES))
+def test_a_family_with_a_change_time_orders_by_the_first_one_its_payload_sends(sample_rows, table):
+    family = importlib.import_module(table).FAMILY
+    assert tuple(family.column(path) for path in family.change_time) == FAMILIES_WITH_CHANGE_TIMES[table]
+    rows = sample_rows(table)
+    assert rows and any(row["changed_at"] is not None for row in rows)
+    for row in rows:
+        sent = [row[column] for column in FAMILIES_WITH_CHANGE_TIMES[table] if row[column] is not None]
+        assert row["changed_at"] == (sent[0] if sent else None)
+
+
+def test_families_without_a_change_time_have_no_changed_at(sample_rows):
+    assert "changed_at" not in sample_rows("silver.dataworks_workflow_status_changes")[0]

@@ -60,7 +60,7 @@ DATAWORKS_EVENTS_SCHEMA = (
 INSTANCE_STATUS_CHANGES_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, event_code string, project_id bigint, "
     "task_id bigint, node_id bigint, dag_id bigint, status int, status_name string, "
-    "begin_running_time timestamp, finish_time timestamp"
+    "begin_running_time timestamp, finish_time timestamp, changed_at timestamp"
 )
 SCHEMAS = {
     "silver.dataworks_instance_status_changes": INSTANCE_STATUS_CHANGES_SCHEMA,

@@ -4,7 +4,10 @@ running in a thread of this process, and readers of what it landed."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import gzip
+import hashlib
+import hmac
 import json
 import threading
 from collections import Counter
@@ -114,3 +117,16 @@ async def post_all(url: str, bodies: list[tuple[str, bytes]], concurrency: int, 
 
         await asyncio.gather(*(post(route, body) for route, body in bodies))
     return statuses
+
+
+OPENMETADATA_TEST_MESSAGE = (
+    '{"message": "This is a test message from OpenMetadata to confirm your webhook destination '
+    'is configured correctly."}'
+)
+
+
+def openmetadata_signature(secret: str, event_json: str) -> str:
+    """`X-OM-Signature` as OpenMetadata computes it: `sha256=` and the Base64 of the HMAC-SHA256
+    of the event's JSON text (UTF-8) under the secret key (UTF-8)."""
+    digest = hmac.new(secret.encode("utf-8"), event_json.encode("utf-8"), hashlib.sha256).digest()
+    return "sha256=" + base64.b64encode(digest).decode("ascii")

@@ -32,7 +32,9 @@ The other histories, each replayed the same way from its own landing files:
   list, as compact JSON), REMOVE unsets the property, a HARD_DELETE unsets everything;
 - OpenMetadata versions: the distinct `currentVersion`s an entity's events carry;
 - DataWorks task instances (`instance-status-changes`, keyed by `taskId`): the status of
-  the latest event (the envelope's `time`); 5 (FAILURE) and 6 (SUCCESS) finish a run.
+  the latest event, by the payload's change time (`modifyTime`, else `finishTime` or
+  `beginRunningTime`, milliseconds; else the envelope's `time`), then the envelope's `time`,
+  then waiting before running before finished; 5 (FAILURE) and 6 (SUCCESS) finish a run.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 OWNER_CATEGORIES = ("OWNER", "OWNERSHIP")
@@ -436,7 +438,18 @@ def _instance_events(landing_dir: str | Path) -> list[tuple[datetime, str, dict]
                 continue
             text = json.dumps(record, sort_keys=True)
             unique.setdefault(text, (datetime.fromisoformat(record["time"]), data))
-    return sorted(((time, text, data) for text, (time, data) in unique.items()), key=lambda e: e[:2])
+    return sorted(((time, text, data) for text, (time, data) in unique.items()), key=_run_order)
+
+
+def _run_order(event: tuple[datetime, str, dict]) -> tuple:
+    time, text, data = event
+    changed = next(
+        (data[f] for f in ("modifyTime", "finishTime", "beginRunningTime") if isinstance(data.get(f), int)),
+        None,
+    )
+    changed_at = datetime.fromtimestamp(changed / 1000, timezone.utc) if changed is not None else time
+    lifecycle = 2 if data["status"] in (FAILURE, SUCCESS) else 0 if data["status"] in (1, 2, 3) else 1
+    return (changed_at, time, lifecycle, text)
 
 
 def expected_instance_final_statuses(landing_dir: str | Path) -> dict[int, tuple[int | None, int]]:

@@ -6,16 +6,20 @@ parameters `startTime` / `endTime` (ms; -1 or absent: one day ago / now), `size`
 OR within a list, AND between lists, empty = all). The answer is `{nextScrollId, count, total,
 usageEvents}` with `total` counted only up to 10,000. A bearer token is required when one is set.
 
-Windows are half-open `[startTime, endTime)`. Scroll ids are stateless (they encode the query
-and the offset), so a client killed mid-scroll can continue with the last id it saved.
+Pages exactly as DataHub's `DataHubUsageServiceImpl` does: hits in `[startTime, endTime)` (an
+`endTime` of 0 or less is now) sorted by timestamp descending, then event type and actor
+ascending; a full page (`size` hits) carries a `nextScrollId` encoding its last hit's sort values,
+and the next request continues strictly after them (search-after), with the window and filter of
+that request. So events that tie on all three sort keys across a page boundary are skipped, as
+DataHub's own server skips them; a client must not rely on the scroll alone there.
 `faults` scripts answers by request number (e.g. `{3: (503, None), 7: (429, "1")}`) to test
-retries; `served` records every page answered, for "no page twice" checks.
+retries; `served` records every page answered as (start, end, after, count), `after` the sort
+values it continued from (None for a first page), for "no page twice" checks.
 """
 
 from __future__ import annotations
 
 import base64
-import bisect
 import json
 import threading
 import time
@@ -65,10 +69,9 @@ class StandInAuditServer:
         self.token = token
         self.delay_seconds = delay_seconds
         self.events: list[dict] = []
-        self._times: list[int] = []
         self.faults: dict[int, tuple[int, str | None]] = {}
         self.requests = 0
-        self.served: list[tuple[int, int, int, int]] = []  # (start, end, offset, count) of each page
+        self.served: list[tuple[int, int, tuple | None, int]] = []  # (start, end, after, count) per page
         self.statuses: list[int] = []
         self.authorizations: list[str | None] = []
         self.lock = threading.Lock()
@@ -81,8 +84,7 @@ class StandInAuditServer:
         with self.lock:
             start = len(self.events)
             added = [audit_event(start + i, t) for i, t in enumerate(timestamps_ms)]
-            self.events = sorted(self.events + added, key=lambda e: (e["timestamp"], e["telemetryTraceId"]))
-            self._times = [e["timestamp"] for e in self.events]
+            self.events = sorted(self.events + added, key=sort_values)
         return added
 
     def __enter__(self) -> StandInAuditServer:
@@ -96,30 +98,27 @@ class StandInAuditServer:
     def search(self, params: dict, body: dict) -> tuple[int, dict]:
         now = int(time.time() * 1000)
         size = int(params.get("size", 10))
-        scroll = params.get("scrollId")
-        if scroll:
-            position = json.loads(base64.urlsafe_b64decode(scroll))
-            start, end, offset = position["start"], position["end"], position["offset"]
-            if position["filter"] != body:
-                return 400, {"error": "scrollId belongs to another filter"}
-        else:
-            start = int(params.get("startTime", -1))
-            end = int(params.get("endTime", -1))
-            start = now - DAY_MS if start < 0 else start
-            end = now if end < 0 else end
-            offset = 0
+        start = int(params.get("startTime", -1))
+        end = int(params.get("endTime", -1))
+        start = now - DAY_MS if start < 0 else start
+        end = now if end <= 0 else end
+        after = None
+        if params.get("scrollId"):
+            try:
+                after = tuple(json.loads(base64.urlsafe_b64decode(params["scrollId"]))["sort"])
+            except (ValueError, KeyError, TypeError):
+                return 400, {"error": "unreadable scrollId"}
         with self.lock:
-            window = self.events[
-                bisect.bisect_left(self._times, start) : bisect.bisect_left(self._times, end)
-            ]
-        matching = [e for e in window if _matches(e, body)]
-        page = matching[offset : offset + size]
+            events = list(self.events)
+        matching = [e for e in events if start <= e["timestamp"] < end and _matches(e, body)]
+        remaining = [e for e in matching if after is None or sort_values(e) > after]
+        page = remaining[:size]
         answer = {"count": len(page), "total": min(len(matching), TOTAL_CAP), "usageEvents": page}
-        if offset + size < len(matching):
-            position = {"start": start, "end": end, "offset": offset + size, "filter": body}
+        if len(page) == size:
+            position = {"sort": list(sort_values(page[-1]))}
             answer["nextScrollId"] = base64.urlsafe_b64encode(json.dumps(position).encode()).decode()
         with self.lock:
-            self.served.append((start, end, offset, len(page)))
+            self.served.append((start, end, after, len(page)))
         return 200, answer
 
     def _handler(self):
@@ -167,6 +166,12 @@ class StandInAuditServer:
                 return self._answer(status, answer)
 
         return Handler
+
+
+def sort_values(event: dict) -> tuple:
+    """DataHub's sort of audit hits as one ascending key: timestamp descending, then event type
+    and actor ascending."""
+    return (-event["timestamp"], event["eventType"], event["actorUrn"])
 
 
 def _matches(event: dict, body: dict) -> bool:
