@@ -49,7 +49,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .
 
 bench: $(STAMP)
-	$(PY) -m benchmarks.run
+	$(PY) -m benchmarks.scheduled --events 100000
 
 clean:
 	rm -rf $(WAREHOUSE) spark-warehouse metastore_db derby.log .pytest_cache
