@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.metadata
 import logging
 import os
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from pyspark.sql import SparkSession
 from pipelines.core.config import Config
 from pipelines.runtime import console
 from pipelines.runtime.java import ensure_java
+from pipelines.runtime.table_engines import engine_for_new_session
 from pipelines.runtime.tuning import allocator
 from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS, finish_recording_at_exit, for_session
 
@@ -125,9 +125,6 @@ def delta_session_conf(spark_conf: dict) -> dict[str, str]:
     return {**DELTA_SQL_CONF, "spark.jars.packages": ",".join([delta_package(), *packages])}
 
 
-LOCAL_MASTER = re.compile(r"local(\[[^\]]*\])?")  # one JVM; `local-cluster[...]` has executors of its own
-
-
 def engine_in_use(config: Config, spark: SparkSession) -> str:
     """The engine a run on `spark` uses: the configured one, or for `auto` delta-spark where the
     session has Delta's classes and runs on a cluster (Databricks, a standalone cluster), else
@@ -136,16 +133,6 @@ def engine_in_use(config: Config, spark: SparkSession) -> str:
         return config.engine
     local = not config.profile.get("use_existing_session") and engine_for_new_session(config) == "delta-rs"
     return "delta-spark" if not local and has_delta_jvm(spark) else "delta-rs"
-
-
-def engine_for_new_session(config: Config) -> str:
-    """The engine a new session is started for: `delta-spark` when asked for, or with `auto` when
-    Spark runs on a cluster (executors in their own JVMs); `delta-rs` for `auto` on a local
-    master, where it is the faster of the two (docs/engines.md)."""
-    if config.engine != "auto":
-        return config.engine
-    master = str(config.profile.get("master") or "local")
-    return "delta-rs" if LOCAL_MASTER.fullmatch(master) else "delta-spark"
 
 
 def _new_session(config: Config, spark_conf: dict, java_options: str = "") -> SparkSession:
