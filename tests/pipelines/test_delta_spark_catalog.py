@@ -58,7 +58,9 @@ def test_lakehouse_sql_resolves_catalog_names_natively_and_keeps_time_travel(del
         tokens = statements.tokenize("SELECT count(*) FROM gold.events")
         assert session.prepare(tokens) == "SELECT count(*) FROM `qa_gold`.`events`"
         out, err = io.StringIO(), io.StringIO()
-        assert script.run_script(session, "DESCRIBE HISTORY gold.events", "json", out, err) == 0, err.getvalue()
+        assert script.run_script(session, "DESCRIBE HISTORY gold.events", "json", out, err) == 0, (
+            err.getvalue()
+        )
         assert sorted(json.loads(line)["version"] for line in out.getvalue().splitlines()) == [0, 1]
     with SqlSession(delta_spark, warehouse, "delta-spark", version=0, schema_prefix="qa_") as session:
         assert session.execute("SELECT count(*) AS n FROM gold.events").first()["n"] == 1

@@ -17,7 +17,10 @@ NAMES = {"gold.tag_timeline", "gold.change_history", "gold.current_tags", "ops.r
     [
         ("SELECT entity_urn FROM gold.tag_timeline WHERE is_current", {"gold.tag_timeline"}),
         ("SELECT `entity_urn` FROM `gold`.`Tag_Timeline` t", {"gold.tag_timeline"}),
-        ("WITH c AS (SELECT category FROM gold.change_history) SELECT category FROM c", {"gold.change_history"}),
+        (
+            "WITH c AS (SELECT category FROM gold.change_history) SELECT category FROM c",
+            {"gold.change_history"},
+        ),
         (
             "SELECT t.tag_urn, count(DISTINCT h.actor) AS actors FROM gold.tag_timeline t "
             "LEFT JOIN gold.change_history h ON h.entity_urn = t.entity_urn GROUP BY t.tag_urn",

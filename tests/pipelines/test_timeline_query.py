@@ -47,7 +47,9 @@ def test_history_of_a_dataset_and_its_fields_as_timeline_transactions(spark):
     assert result[1]["changeEvents"][0]["entityUrn"] == FIELD  # the field's change, under its dataset
     assert result[1]["changeEvents"][0]["auditStamp"] == {"actor": "bob", "time": 1767265200000}
 
-    owners = timeline_spark.entity_changes(history, DS, ["OWNERSHIP"]).collect()  # OWNER and OWNERSHIP are one
+    owners = timeline_spark.entity_changes(
+        history, DS, ["OWNERSHIP"]
+    ).collect()  # OWNER and OWNERSHIP are one
     assert [r["change_id"] for r in owners] == ["c5"]
     window = timeline_spark.entity_changes(
         history,
