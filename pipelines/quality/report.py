@@ -291,7 +291,7 @@ def expectations_table(table: str, run: Run) -> str:
         rows.append(
             f'<tr class="{now if now != "pass" else "ok"}" data-expectation="{e(r["expectation"])}" '
             f'data-severity="{e(r["severity"])}" data-state="{now}">'
-            f'<td>{e(r["expectation"])}</td>'
+            f"<td>{e(r['expectation'])}</td>"
             f'<td data-value="{severity_rank(r["severity"])}">{_sev(r["severity"])}</td>'
             f'<td class="status {now}">{shown}</td><td class="num">{_num(r["unexpected_count"])}</td>'
             f'<td class="num">{_num(r["element_count"])}</td>'
