@@ -20,7 +20,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from pipelines.quality.suites import Expectation, Outcome
+from pipelines.quality import Expectation, Outcome
 
 BRONZE = "bronze.datahub_audit_events"
 TOTAL_CAP = 10_000

@@ -177,89 +177,70 @@ def cmd_optimize(args: argparse.Namespace) -> int:
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
-    from pipelines.query import sql
+    from pipelines.query import script, statements
 
     config = _config(args)
     text = Path(args.file).read_text(encoding="utf-8") if args.file else args.query
-    if text is not None:  # refuse before paying for a Spark session
-        statements = sql.split_statements(text)
-        if not statements:
+    if text is not None:  # refuse before paying for a session
+        found = statements.split_statements(text)
+        if not found:
             print("lakehouse sql: no statement given", file=sys.stderr)
             return 2
         try:
-            for number, tokens in enumerate(statements, start=1):
-                sql.check_read_only(tokens, number)
-        except sql.ReadOnlyViolation as exc:
+            for number, tokens in enumerate(found, start=1):
+                statements.check_read_only(tokens, number)
+        except statements.ReadOnlyViolation as exc:
             print(f"lakehouse sql: refused: {exc}", file=sys.stderr)
             return 2
-    if args.query_engine == "duckdb":
-        return _sql_on_duckdb(config, text, args)
-    if not config.warehouse.is_dir():
-        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
-    from pipelines.runtime.spark import engine_in_use, get_spark
-
-    spark = get_spark(config)
-    sql.quiet_spark_errors()
-    storage = config.section("storage")
-    engine = engine_in_use(config, spark)
-    with sql.SqlSession(
-        spark, config.warehouse, engine, args.as_of_version, storage["catalog"], storage["schema_prefix"]
-    ) as session:
+    with _query_session(config, args) as session:
         if text is None:
-            return sql.interactive(session, args.format, sys.stdin, sys.stdout, sys.stderr)
-        return sql.run_script(session, text, args.format, sys.stdout, sys.stderr)
+            return script.interactive(session, args.format, sys.stdin, sys.stdout, sys.stderr)
+        return script.run_script(session, text, args.format, sys.stdout, sys.stderr)
 
 
-def _duckdb_warehouse(config: Config, command: str) -> Path:
-    """The warehouse folder DuckDB reads; refused where the tables are catalog tables (a catalog
-    with the delta-spark engine), whose folders are the catalog's to manage."""
-    from pipelines.runtime.spark import engine_for_new_session
+def _query_session(config: Config, args: argparse.Namespace):
+    """The session `lakehouse sql` runs statements on: `--engine`'s, or DuckDB where it answers
+    alike and Spark SQL otherwise (Spark SQL alone where DuckDB cannot read the warehouse)."""
+    from pipelines.query import engines
 
-    catalog = config.section("storage")["catalog"]
-    table_engine = config.engine
-    if table_engine == "auto":
-        table_engine = "delta-spark" if config.profile.get("use_existing_session") else None
-        table_engine = table_engine or engine_for_new_session(config)
-    if catalog and table_engine == "delta-spark":
-        raise ConfigError(
-            f"lakehouse {command} --engine duckdb reads warehouse folders; the tables are catalog tables "
-            f"in {catalog!r} here (delta-spark engine): use --engine spark"
-        )
-    if not config.warehouse.is_dir():
-        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
-    return config.warehouse
-
-
-def _sql_on_duckdb(config: Config, text: str | None, args: argparse.Namespace) -> int:
-    from pipelines.query import sql
+    version = args.as_of_version
+    if args.query_engine == engines.DUCKDB:
+        return engines.duckdb_session(config, "sql", version)
+    if args.query_engine == engines.SPARK or engines.why_not_duckdb(config):
+        return engines.spark_session(config, version)
+    from pipelines.query.auto_session import AutoSession
     from pipelines.query.duckdb_session import DuckDbSession
 
-    with DuckDbSession(_duckdb_warehouse(config, "sql"), args.as_of_version) as session:
-        if text is None:
-            return sql.interactive(session, args.format, sys.stdin, sys.stdout, sys.stderr)
-        return sql.run_script(session, text, args.format, sys.stdout, sys.stderr)
+    duck = DuckDbSession(engines.warehouse_folder(config), version)
+    return AutoSession(duck, lambda: engines.spark_session(config, version))
 
 
 def cmd_timeline(args: argparse.Namespace) -> int:
+    from pipelines.query import engines
     from pipelines.query import timeline as timeline_api
-    from pipelines.runtime.spark import get_spark
-    from pipelines.store import open_configured_store
 
     config = _config(args)
     start, end = timeline_api.parse_time(args.start), timeline_api.parse_time(args.end)
-    if args.query_engine == "duckdb":
-        from pipelines.query.duckdb_session import DuckDbSession
-
-        with DuckDbSession(_duckdb_warehouse(config, "timeline")) as session:
+    engine = args.query_engine
+    if engine == engines.AUTO:
+        reason = engines.why_not_duckdb(config)
+        engine = engines.SPARK if reason else engines.DUCKDB
+        print(
+            f"lakehouse timeline: note: answered by {'Spark SQL: ' + reason if reason else 'DuckDB'}",
+            file=sys.stderr,
+        )
+    if engine == engines.DUCKDB:
+        with engines.duckdb_session(config, "timeline") as session:
             rows = timeline_api.entity_change_rows(session, args.urn, args.category, start, end)
             result = timeline_api.transactions(rows)
     else:
-        if not config.warehouse.is_dir():
-            raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+        from pipelines.query.timeline_spark import entity_changes
+        from pipelines.runtime.spark import get_spark
+        from pipelines.store import open_configured_store
+
+        engines.warehouse_folder(config)  # a missing warehouse is said in one line, before Spark starts
         store = open_configured_store(get_spark(config), config)
-        changes = timeline_api.entity_changes(
-            store.read(timeline_api.CHANGE_HISTORY), args.urn, args.category, start, end
-        )
+        changes = entity_changes(store.read(timeline_api.CHANGE_HISTORY), args.urn, args.category, start, end)
         result = timeline_api.transactions(changes.toLocalIterator())
     (timeline_api.print_json if args.format == "json" else timeline_api.print_table)(result, sys.stdout)
     return 0
@@ -332,8 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
             "--engine",
             dest="query_engine",
             choices=("spark", "duckdb"),
-            default="spark",
-            help="spark (Spark SQL, the default) or duckdb (DuckDB's dialect, no JVM, about a second)",
+            default="auto",
+            help="force one query engine: spark (Spark SQL) or duckdb (DuckDB's dialect, no JVM); "
+            "default: DuckDB on a local warehouse where it answers as Spark SQL does, else Spark SQL",
         )
 
     run = sub.add_parser("run", help="run the jobs in dependency order, incrementally")
@@ -348,7 +330,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-runs", type=_count(1), metavar="N", help="with --every: stop after N runs")
     run.set_defaults(func=cmd_run)
 
-    sql = sub.add_parser("sql", help="read-only Spark SQL over bronze.*, silver.*, gold.*, ops.*")
+    sql = sub.add_parser(
+        "sql", help="read-only Spark SQL over bronze.*, silver.*, gold.*, ops.* (DuckDB answers where it can)"
+    )
     common(sql)
     sql.add_argument("query", nargs="?", help="statements separated by ';' (none: interactive prompt)")
     sql.add_argument("-f", "--file", help="read the statements from FILE")

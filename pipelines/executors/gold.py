@@ -43,7 +43,7 @@ from gold import GROUP
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_specs import Accumulate, Append, Extend, GoldTableSpec, RebuildGroups
 from pipelines.ops.bookkeeping import record_dq
-from pipelines.quality.suites import (
+from pipelines.quality import (
     QualityGateError,
     Suite,
     breaches,

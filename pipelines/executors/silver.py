@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
 from pipelines.ops.bookkeeping import record_dq
-from pipelines.quality.suites import (
+from pipelines.quality import (
     FAILED_DROP,
     FAILED_FAIL,
     FAILED_WARN,
@@ -32,7 +32,6 @@ from pipelines.quality.suites import (
     flag_rows,
     gate_message,
     load_suite,
-    measure,
     measure_batch,
     measure_uniqueness,
     no_rows_outcomes,
@@ -282,10 +281,8 @@ def _measure(
 ) -> BatchMeasure:
     """The batch's counts and rule outcomes, with its accepted keys' uniqueness when they
     cannot be in the table yet (one Spark job either way)."""
-    if _keys_are_new(spec, ctx, watermark):
-        return measure_batch(narrow, suite, "_bad", spec.dedup_key)
-    rows, outcomes, rejected = measure(narrow, suite, count_flag="_bad", precomputed=True)
-    return BatchMeasure(rows, outcomes, rejected)
+    distinct_of = spec.dedup_key if _keys_are_new(spec, ctx, watermark) else None
+    return measure_batch(narrow, suite, "_bad", distinct_of)
 
 
 def _versions(spec: SilverTableSpec, warehouse: WarehouseView) -> tuple[int | None, int | None]:

@@ -23,7 +23,7 @@ from pyspark.sql.types import (
 )
 
 from pipelines.core.context import RunContext, TaskResult
-from pipelines.quality.suites import Outcome, to_gx_result
+from pipelines.quality import Outcome, to_gx_result
 from pipelines.quality.validation_documents import table_folder
 
 RUNS = "ops.runs"
@@ -110,7 +110,7 @@ def record_dq(ctx: RunContext, table: str, outcomes: list[Outcome]) -> None:
             o.unexpected_count,
             o.element_count,
             o.unexpected_percent,
-            json.dumps(list(o.examples), ensure_ascii=False),
+            json.dumps(_examples(o), ensure_ascii=False),
             now,
         )
         for o in outcomes
@@ -118,6 +118,16 @@ def record_dq(ctx: RunContext, table: str, outcomes: list[Outcome]) -> None:
     ctx.bookkeeping.add(DQ_RESULTS, DQ_SCHEMA, rows)
     folder = table_folder(ctx.store.warehouse, table)
     ctx.pending.append(_DOC_WRITER.submit(_write_gx_document, folder, table, list(outcomes), ctx.run_id))
+
+
+def _examples(outcome: Outcome) -> list:
+    """`examples` of ops.dq_results: the failing values with their row counts and example row keys
+    when they were counted, else example values."""
+    if outcome.failing_values:
+        return [
+            {"value": v.value, "rows": v.rows, "row_keys": list(v.row_keys)} for v in outcome.failing_values
+        ]
+    return list(outcome.examples)
 
 
 # Building GX result objects is pure Python (about a second per table on a small machine):

@@ -10,33 +10,32 @@ registered lazily, only those a statement mentions, like the Spark path.
 Read-only by construction: the views read Arrow datasets, which cannot be written; once the
 session is built, DuckDB's file-system access is switched off and its configuration locked
 (no COPY, ATTACH, EXPORT or file reads); and statements pass the same check as on Spark
-(`pipelines.query.sql.check_read_only`) before anything runs. The dialect is DuckDB's.
+(`pipelines.query.statements.check_read_only`) before anything runs. The dialect is DuckDB's;
+results read as Spark's: nulls sort first in ascending order, as in Spark, and a sum of
+integers (DuckDB's HUGEINT) comes back as a BIGINT, as Spark's does.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
-from pipelines.query.sql import (
-    Token,
-    _view_definitions,
-    check_read_only,
-    referenced_names,
-    tokenize,
-)
-from pipelines.store import LAYERS, folder_tables
+from pipelines.core.warehouse_layout import LAYERS, folder_tables
+from pipelines.query.names import referenced_names, view_definitions
+from pipelines.query.statements import Token, check_read_only, tokenize
 
 if TYPE_CHECKING:
+    import duckdb
     import pyarrow as pa
     import pyarrow.dataset as ds
     from deltalake import DeltaTable
 
 _BATCH_ROWS = 10_000
+SPARK_NULL_ORDER = "nulls_first_on_asc_last_on_desc"  # Spark's: ASC NULLS FIRST, DESC NULLS LAST
 
 
 class DuckDbSession:
@@ -54,10 +53,11 @@ class DuckDbSession:
         self.query_errors: tuple[type[Exception], ...] = (duckdb.Error,)
         self.connection = duckdb.connect(":memory:")
         self.connection.execute("SET TimeZone = 'UTC'")  # as the Spark sessions' timeZone
+        self.connection.execute(f"SET default_null_order = '{SPARK_NULL_ORDER}'")
         for layer in LAYERS:
             self.connection.execute(f"CREATE SCHEMA {layer}")
         self.all_tables = set(folder_tables(self.warehouse))
-        self.views = {name: sql for name, sql in _view_definitions().items() if name not in self.all_tables}
+        self.views = {name: sql for name, sql in view_definitions().items() if name not in self.all_tables}
         self._missing: set[str] = set()
         self._registered: set[str] = set()
         self.notes: list[str] = []
@@ -133,7 +133,33 @@ class DuckDbSession:
         relation = self.connection.sql(self.prepare(tokens))
         if relation is None:  # a statement without a result
             return [], iter(())
-        return list(relation.columns), _rows(relation.to_arrow_reader(_BATCH_ROWS))  # runs it here
+        return result_rows(relation)
+
+    def relation(self, query: str, tables: Iterable[str]) -> duckdb.DuckDBPyRelation | None:
+        """`query` (DuckDB SQL that only reads `tables`) bound but not run, or None when one of
+        the tables has no such version (a note says which)."""
+        for name in sorted(tables):
+            if not self.ensure(name):
+                self.notes.append(f"{name} has no version {self.version}")
+                return None
+        return self.connection.sql(query)
+
+
+def result_rows(relation: duckdb.DuckDBPyRelation) -> tuple[list[str], Iterator[tuple]]:
+    """A relation's column names and rows, its HUGEINT columns (DuckDB's sum of integers) as
+    BIGINT, Spark's type for them: the query runs here."""
+    if any(str(kind) == "HUGEINT" for kind in relation.types):
+        relation = relation.project(
+            ", ".join(
+                f"CAST({_quoted(c)} AS BIGINT) AS {_quoted(c)}" if str(kind) == "HUGEINT" else _quoted(c)
+                for c, kind in zip(relation.columns, relation.types, strict=True)
+            )
+        )
+    return list(relation.columns), _rows(relation.to_arrow_reader(_BATCH_ROWS))
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def snapshot_dataset(table: DeltaTable) -> ds.Dataset:

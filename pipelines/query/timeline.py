@@ -16,8 +16,9 @@ OpenMetadata entities (and DataWorks ones), with these differences:
 - `--start` / `--end` filter by event time (inclusive / exclusive), `--category` by
   category (OWNER and OWNERSHIP are one).
 
-The rows come from Spark (`entity_changes`) or, with `--engine duckdb`, from DuckDB
-(`entity_change_rows`, no JVM); `transactions` builds the same answer from either.
+The rows come from DuckDB (`entity_change_rows`, no JVM: the default on a local warehouse) or
+from Spark (`pipelines.query.timeline_spark.entity_changes`); `transactions` builds the same
+answer from either.
 """
 
 from __future__ import annotations
@@ -27,8 +28,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
+from pipelines.query.output import table_text
 
 if TYPE_CHECKING:
     from pipelines.query.duckdb_session import DuckDbSession
@@ -55,24 +55,6 @@ def parse_time(text: str | None) -> datetime | None:
         return None
     value = datetime.fromisoformat(text.replace("Z", "+00:00"))
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-
-
-def entity_changes(
-    history: DataFrame,
-    urn: str,
-    categories: Sequence[str] = (),
-    start: datetime | None = None,
-    end: datetime | None = None,
-) -> DataFrame:
-    """The rows of `gold.change_history` about `urn` or its fields, filtered, oldest first."""
-    rows = history.filter((F.col("entity_urn") == urn) | (F.col("parent_urn") == urn))
-    if categories:
-        rows = rows.filter(F.col("category").isin(*wanted_categories(categories)))
-    if start is not None:
-        rows = rows.filter(F.col("event_time") >= F.lit(start))
-    if end is not None:
-        rows = rows.filter(F.col("event_time") < F.lit(end))
-    return rows.select(*CHANGE_COLUMNS).orderBy("event_time", "change_id")
 
 
 def wanted_categories(categories: Sequence[str]) -> list[str]:
@@ -186,19 +168,25 @@ def _description(row: Any) -> str:
 
 
 def print_table(result: list[dict], out: TextIO) -> None:
-    """One line per change event, under its transaction's time, actor and version."""
-    print(
-        "time                      semVer   actor                          category          operation  modifier",
-        file=out,
-    )
+    """One line per change event, under its transaction's time (UTC, to the millisecond), version
+    and actor; columns aligned as `lakehouse sql` aligns them."""
+    columns = ["time (UTC)", "semVer", "actor", "category", "operation", "modifier"]
+    rows = []
     for transaction in result:
-        when = datetime.fromtimestamp(transaction["timestamp"] / 1000, tz=timezone.utc).isoformat()
+        moment = datetime.fromtimestamp(transaction["timestamp"] / 1000, tz=timezone.utc)
+        when = moment.replace(tzinfo=None).isoformat(sep=" ", timespec="milliseconds")
         for event in transaction["changeEvents"]:
-            print(
-                f"{when:<25} {transaction['semVer']:<8} {str(transaction['actor']):<30} "
-                f"{str(event['category']):<17} {str(event['operation']):<10} {event['modifier'] or ''}",
-                file=out,
+            rows.append(
+                [
+                    when,
+                    transaction["semVer"],
+                    str(transaction["actor"]),
+                    str(event["category"]),
+                    str(event["operation"]),
+                    event["modifier"] or "",
+                ]
             )
+    print(table_text(columns, rows), file=out)
     print(f"({len(result)} transactions)", file=out)
 
 

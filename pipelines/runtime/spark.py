@@ -27,6 +27,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
+from pipelines.runtime.table_engines import engine_for_new_session, uses_connect
 
 # Settings the code relies on whatever the profile says: the delta-rs engine (UTC, micro-second
 # timestamps) and the plans built as SQL text, whose string literals escape `\`, `'` and `$`
@@ -39,7 +40,6 @@ REQUIRED_CONF = {
     # each DataHub ECE once with nested types (silver/datahub_catalog.py, `_ENVELOPE_SCHEMA`)
     "spark.sql.json.enablePartialResults": "true",
 }
-CONNECT_PROFILE = "connect"
 REMOTE_ENV = "SPARK_REMOTE"  # Spark's own variable: overrides `profiles.connect.remote`
 LOCAL_REMOTE = re.compile(r"local(\[[^\]]*\])?")  # a remote that starts a Connect server here
 
@@ -86,11 +86,6 @@ def _fall_back(config: Config, exc: Exception) -> None:
     if config.engine == "delta-spark":
         raise DeltaJarsUnavailable(f"storage.engine is delta-spark but {reason}") from None
     print(f"engine     delta-rs, not delta-spark: {reason}", file=sys.stderr, flush=True)
-
-
-def uses_connect(config: Config) -> bool:
-    """Whether the profile talks to Spark through Spark Connect (`connect`, or any with a `remote`)."""
-    return config.profile_name == CONNECT_PROFILE or "remote" in config.profile
 
 
 def remote_of(config: Config) -> str:
@@ -158,9 +153,6 @@ def delta_session_conf(spark_conf: dict) -> dict[str, str]:
     return {**DELTA_SQL_CONF, "spark.jars.packages": ",".join([delta_package(), *packages])}
 
 
-LOCAL_MASTER = re.compile(r"local(\[[^\]]*\])?")  # one JVM; `local-cluster[...]` has executors of its own
-
-
 def engine_in_use(config: Config, spark: SparkSession) -> str:
     """The engine a run on `spark` uses: the configured one, or for `auto` delta-spark where the
     session has Delta and runs on a cluster or a Connect server (Databricks, a standalone
@@ -169,18 +161,6 @@ def engine_in_use(config: Config, spark: SparkSession) -> str:
         return config.engine
     local = not config.profile.get("use_existing_session") and engine_for_new_session(config) == "delta-rs"
     return "delta-spark" if not local and has_delta(spark) else "delta-rs"
-
-
-def engine_for_new_session(config: Config) -> str:
-    """The engine a new session is started for: `delta-spark` when asked for, or with `auto` when
-    Spark runs on a cluster (executors in their own JVMs) or behind Spark Connect; `delta-rs`
-    for `auto` on a local master, where it is the faster of the two (docs/engines.md)."""
-    if config.engine != "auto":
-        return config.engine
-    if uses_connect(config):
-        return "delta-spark"
-    master = str(config.profile.get("master") or "local")
-    return "delta-rs" if LOCAL_MASTER.fullmatch(master) else "delta-spark"
 
 
 def has_delta(spark: SparkSession) -> bool:

@@ -10,8 +10,9 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from pipelines.core.warehouse_layout import LAYERS, folder_tables
 from pipelines.store.engine import Compaction, ConcurrentWriteError, Engine
-from pipelines.store.table_store import LAYERS, CatalogTableError, TableStore, folder_tables
+from pipelines.store.table_store import CatalogTableError, TableStore
 
 __all__ = [
     "LAYERS",

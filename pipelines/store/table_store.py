@@ -21,7 +21,6 @@ engine runs.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,11 +31,11 @@ from typing import Any, TypeVar
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
+from pipelines.core.warehouse_layout import LAYERS, folder_tables
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 from pipelines.store.metadata import MetadataCache
 from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
 
-LAYERS = ("bronze", "silver", "gold", "ops")
 CHANGES_READ_LAYERS = ("bronze", "silver")  # later tasks read the rows these tables gain
 WRITE_ATTEMPTS = 4  # a write that still conflicts with another writer's commit is tried again
 T = TypeVar("T")
@@ -392,19 +391,6 @@ class TableStore:
             for staging in sorted((self.warehouse / layer).glob(f"*/{STAGING}")):
                 removed += remove_stale(str(staging), retention_hours, dry_run)
         return removed
-
-
-def folder_tables(warehouse: str | os.PathLike) -> list[str]:
-    """Every Delta table folder `<warehouse>/<layer>/<table>`, as `<layer>.<table>` (no engine
-    needed: readers other than Spark list the warehouse the same way)."""
-    found = []
-    for layer in LAYERS:
-        folder = Path(warehouse) / layer
-        if folder.is_dir():
-            for child in sorted(folder.iterdir()):
-                if (child / "_delta_log").is_dir():
-                    found.append(f"{layer}.{child.name}")
-    return found
 
 
 def _encode(metadata: dict | None) -> str | None:

@@ -140,7 +140,10 @@ def test_lakehouse_task_rejects_an_unknown_profile(ran, capsys):
     with pytest.raises(SystemExit) as exit_info:
         task_main(["--task", "gold_failed_logins", "--profile", "nowhere"])
     assert exit_info.value.code == 2
-    assert "command line: profile 'nowhere' is not one of ['connect', 'databricks', 'local']" in capsys.readouterr().err
+    assert (
+        "command line: profile 'nowhere' is not one of ['connect', 'databricks', 'local']"
+        in capsys.readouterr().err
+    )
     assert ran == []
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import Row
 
-from pipelines.query import sql
+from pipelines.query import script, statements
+from pipelines.query.spark_session import SqlSession
 from pipelines.store import open_store
 from tests.support.engines import skip_without_delta_spark
 
@@ -53,13 +54,15 @@ def test_lakehouse_sql_resolves_catalog_names_natively_and_keeps_time_travel(del
     store = open_store(delta_spark, warehouse, "delta-spark", schema_prefix="qa_")
     store.append(_rows(delta_spark, [1]), "gold.events")
     store.append(_rows(delta_spark, [2]), "gold.events")
-    with sql.SqlSession(delta_spark, warehouse, "delta-spark", schema_prefix="qa_") as session:
-        tokens = sql.tokenize("SELECT count(*) FROM gold.events")
+    with SqlSession(delta_spark, warehouse, "delta-spark", schema_prefix="qa_") as session:
+        tokens = statements.tokenize("SELECT count(*) FROM gold.events")
         assert session.prepare(tokens) == "SELECT count(*) FROM `qa_gold`.`events`"
         out, err = io.StringIO(), io.StringIO()
-        assert sql.run_script(session, "DESCRIBE HISTORY gold.events", "json", out, err) == 0, err.getvalue()
+        assert script.run_script(session, "DESCRIBE HISTORY gold.events", "json", out, err) == 0, (
+            err.getvalue()
+        )
         assert sorted(json.loads(line)["version"] for line in out.getvalue().splitlines()) == [0, 1]
-    with sql.SqlSession(delta_spark, warehouse, "delta-spark", version=0, schema_prefix="qa_") as session:
+    with SqlSession(delta_spark, warehouse, "delta-spark", version=0, schema_prefix="qa_") as session:
         assert session.execute("SELECT count(*) AS n FROM gold.events").first()["n"] == 1
 
 

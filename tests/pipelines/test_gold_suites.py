@@ -17,14 +17,15 @@ import pytest
 from pyspark.sql import functions as F
 
 from gold import GROUP
+from pipelines import quality
 from pipelines.core.config import Config
 from pipelines.core.context import RunContext
 from pipelines.core.graph import load_graph
 from pipelines.core.table_specs import Extend, GoldTableSpec
 from pipelines.executors import gold as gold_executor
 from pipelines.ops.bookkeeping import DQ_RESULTS, write_bookkeeping
-from pipelines.quality import suites as quality
-from pipelines.quality.suites import QualityGateError, measure_output
+from pipelines.quality import QualityGateError, measure_output
+from pipelines.quality.suites import COMPOUND_UNIQUE, NO_OVERLAP, SUITES_DIR
 from pipelines.runtime.spark import small_input_mode
 from pipelines.store import open_store
 from tests.support.tables import spark_jobs
@@ -105,7 +106,7 @@ def ctx(spark, config, tmp_path):
     """A warehouse whose suites folder holds the toy timeline's: the tag timeline's suite, as shipped."""
     suites = tmp_path / "suites"
     suites.mkdir()
-    shipped = json.loads((quality.SUITES_DIR / "gold.tag_timeline.json").read_text())
+    shipped = json.loads((SUITES_DIR / "gold.tag_timeline.json").read_text())
     shipped["name"] = shipped["meta"]["table"] = TOY
     (suites / f"{TOY}.json").write_text(json.dumps(shipped))
     raw = copy.deepcopy(config.raw)
@@ -151,7 +152,8 @@ def test_a_build_breaking_an_interval_invariant_stops_with_one_line_and_writes_n
     recorded = _dq(ctx)
     assert recorded[rule].success is False and recorded[rule].unexpected_count == count
     assert recorded[rule].run_id == "run-gold-suites" and recorded[rule].severity == "fail"
-    assert json.loads(recorded[rule].examples) == ["datahub|urn:e1|urn:li:tag:pii"]
+    failing = json.loads(recorded[rule].examples)  # the failing key with its rows
+    assert failing == [{"value": "datahub|urn:e1|urn:li:tag:pii", "rows": count, "row_keys": []}]
 
 
 def test_an_incremental_rebuild_that_breaks_an_invariant_leaves_the_table_as_it_was(ctx):
@@ -183,7 +185,7 @@ def test_an_extension_that_leaves_two_intervals_open_is_stopped(ctx):
     assert ctx.store.version(TOY) == version
 
 
-def test_keyed_rules_count_per_key_in_one_spark_job(spark):
+def test_keyed_rules_count_per_key_in_one_spark_job_and_their_failing_values_in_one_more(spark):
     suite = quality.load_suite("gold.tag_timeline")
     rows = [
         *GOOD,
@@ -199,7 +201,7 @@ def test_keyed_rules_count_per_key_in_one_spark_job(spark):
     with small_input_mode(spark, len(rows), len(rows) + 1):  # as the executor checks a small build
         (total, outcomes), jobs = spark_jobs(spark, lambda: measure_output(frame, suite))
     found = {o.expectation.name: o for o in outcomes}
-    assert total == len(rows) and jobs == 1
+    assert total == len(rows) and jobs == 2  # the counts; the failing values of the rules that failed
     assert [o.expectation.name for o in outcomes] == [e.name for e in suite.expectations]
     assert found["intervals_of_a_key_do_not_overlap"].unexpected_count == 3
     assert found["intervals_of_a_key_do_not_overlap"].examples == (
@@ -210,21 +212,25 @@ def test_keyed_rules_count_per_key_in_one_spark_job(spark):
     assert found["one_current_interval_per_key"].examples == ("datahub|urn:e4|urn:li:tag:pii",)
     assert found["current_interval_has_no_end"].unexpected_count == 1
     assert sum(not o.success for o in outcomes) == 3
+    assert [(v.value, v.rows) for v in found["intervals_of_a_key_do_not_overlap"].failing_values] == [
+        ("datahub|urn:e3|urn:li:tag:pii", 2),
+        ("datahub|urn:e4|urn:li:tag:pii", 1),
+    ]
+    good = spark.createDataFrame(GOOD, SCHEMA)
+    with small_input_mode(spark, len(GOOD), len(GOOD) + 1):
+        (_, passed), good_jobs = spark_jobs(spark, lambda: measure_output(good, suite))
+    assert good_jobs == 1 and all(not o.failing_values for o in passed)
 
 
 def test_built_in_rules_count_as_great_expectations_does(spark):
     import great_expectations as gx
 
     suite = quality.load_suite("gold.tag_timeline")
-    comparable = [
-        e for e in suite.expectations if e.type != quality.NO_OVERLAP and "row_condition" not in e.kwargs
-    ]
-    comparable.append(
-        quality.Expectation("key_unique", quality.COMPOUND_UNIQUE, {"column_list": list(KEY)}, "warn")
-    )
+    comparable = [e for e in suite.expectations if e.type != NO_OVERLAP and "row_condition" not in e.kwargs]
+    comparable.append(quality.Expectation("key_unique", COMPOUND_UNIQUE, {"column_list": list(KEY)}, "warn"))
     rows = [*GOOD, interval("a2", 1, 2), interval("x", 5, 2), interval("y", 4, None, entity="urn:e2")]
     frame = spark.createDataFrame(rows, SCHEMA)
-    subset = quality.Suite(TOY, tuple(comparable), quality.SUITES_DIR)
+    subset = quality.Suite(TOY, tuple(comparable), SUITES_DIR)
     _total, outcomes = measure_output(frame, subset)
     ours = {o.expectation.name: o.unexpected_count for o in outcomes}
 
@@ -249,7 +255,7 @@ def test_gx_result_document_holds_our_own_rule_types(spark):
     document = quality.to_gx_result("gold.tag_timeline", outcomes, "run-1").to_json_dict()
     results = {r["expectation_config"]["meta"]["name"]: r for r in document["results"]}
     overlap = results["intervals_of_a_key_do_not_overlap"]
-    assert overlap["expectation_config"]["type"] == quality.NO_OVERLAP
+    assert overlap["expectation_config"]["type"] == NO_OVERLAP
     assert overlap["success"] is False and overlap["result"]["unexpected_count"] == 1
     assert document["success"] is False
 
@@ -290,11 +296,11 @@ def test_every_timeline_table_is_listed():
     ("expectation", "message"),
     [
         (
-            {"type": quality.NO_OVERLAP, "kwargs": {"column_list": ["k"], "from_column": "a"}},
+            {"type": NO_OVERLAP, "kwargs": {"column_list": ["k"], "from_column": "a"}},
             "needs from_column and to_column",
         ),
-        ({"type": quality.COMPOUND_UNIQUE, "kwargs": {}}, "needs column_list"),
-        ({"type": quality.COMPOUND_UNIQUE, "kwargs": {"column_list": ["k"]}}, "at least two columns"),
+        ({"type": COMPOUND_UNIQUE, "kwargs": {}}, "needs column_list"),
+        ({"type": COMPOUND_UNIQUE, "kwargs": {"column_list": ["k"]}}, "at least two columns"),
         (
             {
                 "type": "expect_column_values_to_not_be_null",
@@ -309,12 +315,12 @@ def test_bad_gold_suites_are_refused(tmp_path, expectation, message):
     path = tmp_path / "gold.bad.json"
     path.write_text(json.dumps({"name": "gold.bad", "expectations": [expectation]}))
     with pytest.raises(quality.SuiteError, match=message):
-        quality._parse(path)
+        quality.parse_suite(path)
 
 
 def test_keyed_rules_are_refused_outside_gold(tmp_path):
     path = tmp_path / "silver.bad.json"
-    rule = {"type": quality.COMPOUND_UNIQUE, "kwargs": {"column_list": ["k", "j"]}}
+    rule = {"type": COMPOUND_UNIQUE, "kwargs": {"column_list": ["k", "j"]}}
     path.write_text(json.dumps({"name": "silver.bad", "expectations": [rule]}))
     with pytest.raises(quality.SuiteError, match="gold tables only"):
-        quality._parse(path)
+        quality.parse_suite(path)

@@ -21,7 +21,8 @@ SUITES = sorted(p.name for p in (PROJECT_ROOT / "expectations").glob("*.json"))
 # Run in a child: where each default is read from, and a --conf overlay merged over them.
 PROBE = """
 import json, sys
-from pipelines.quality import suites as quality
+from pipelines import quality
+from pipelines.quality.suites import SUITES_DIR
 from pipelines.core.config import DEFAULT_CONF, load_config
 from pipelines.core.graph import DEFAULT_GRAPH, load_graph
 from silver import datahub_catalog, dataworks_catalog
@@ -136,10 +137,11 @@ def test_a_working_directory_folder_named_like_a_bundled_one_comes_first(tmp_pat
 
 
 def test_a_missing_suites_folder_is_a_config_error(tmp_path, monkeypatch):
+    from pipelines import quality
     from pipelines.core.config import ConfigError
-    from pipelines.quality import suites as quality
+    from pipelines.quality.suites import SUITES_DIR
 
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="quality.suites_dir: no_such_folder is not a folder"):
         quality.suites_dir("no_such_folder")
-    assert quality.suites_dir("expectations") == quality.SUITES_DIR
+    assert quality.suites_dir("expectations") == SUITES_DIR

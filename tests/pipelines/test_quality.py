@@ -7,8 +7,9 @@ import json
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.quality import suites as quality
-from pipelines.quality.suites import FAILED_DROP, FAILED_FAIL, FAILED_WARN, SuiteError, flag_rows, measure
+from pipelines import quality
+from pipelines.quality import FAILED_DROP, FAILED_FAIL, FAILED_WARN, SuiteError, flag_rows, measure
+from pipelines.quality.suites import OWN_TYPES, SUITES_DIR
 
 EXPECTATIONS = [
     {
@@ -79,7 +80,7 @@ def suite(tmp_path):
     path.write_text(
         json.dumps({"name": "silver.t", "meta": {"table": "silver.t"}, "expectations": EXPECTATIONS})
     )
-    return quality._parse(path)
+    return quality.parse_suite(path)
 
 
 @pytest.fixture
@@ -156,16 +157,16 @@ def test_a_batch_measure_equals_the_rules_then_the_uniqueness_of_the_accepted_ro
     }
     path = tmp_path / "silver.b.json"
     path.write_text(json.dumps({"name": "silver.b", "expectations": [*EXPECTATIONS, unique_kind]}))
-    suite = quality._parse(path)
+    suite = quality.parse_suite(path)
     flagged = flag_rows(frame, suite).withColumn("_bad", F.size(FAILED_DROP) > 0)
     narrow = flagged.select("_bad", "kind", "op", *quality.rule_results(suite))
 
     batch = quality.measure_batch(narrow, suite, "_bad", distinct_of="op")
 
-    rows, outcomes, rejected = measure(narrow, suite, count_flag="_bad", precomputed=True)
-    accepted, uniqueness, distinct = quality.measure_uniqueness(
-        narrow.where(~F.col("_bad")), suite, distinct_of="op"
-    )
+    rows, outcomes = measure(narrow, suite, precomputed=True)
+    rejected = narrow.where("_bad").count()
+    accepted, uniqueness = quality.measure_uniqueness(narrow.where(~F.col("_bad")), suite)
+    distinct = narrow.where(~F.col("_bad")).select("op").distinct().dropna().count()
     assert (batch.rows, batch.outcomes, batch.rejected) == (rows, outcomes, rejected)
     assert (batch.accepted, batch.accepted_uniqueness, batch.accepted_distinct) == (
         accepted,
@@ -173,6 +174,9 @@ def test_a_batch_measure_equals_the_rules_then_the_uniqueness_of_the_accepted_ro
         distinct,
     )
     assert (rejected, accepted, distinct, uniqueness[0].unexpected_count) == (2, 4, 2, 1)
+    unmeasured = quality.measure_batch(narrow, suite, "_bad")
+    assert (unmeasured.rows, unmeasured.outcomes, unmeasured.rejected) == (rows, outcomes, rejected)
+    assert (unmeasured.accepted_uniqueness, unmeasured.accepted_distinct) == (None, None)
 
 
 def test_uniqueness_is_measured_on_written_rows(spark, tmp_path):
@@ -192,7 +196,7 @@ def test_uniqueness_is_measured_on_written_rows(spark, tmp_path):
         )
     )
     rows, (outcome,) = quality.measure_uniqueness(
-        spark.createDataFrame([("a",), ("a",), ("b",)], "id string"), quality._parse(path)
+        spark.createDataFrame([("a",), ("a",), ("b",)], "id string"), quality.parse_suite(path)
     )
     assert (rows, outcome.unexpected_count, outcome.success) == (3, 1, False)
 
@@ -226,21 +230,19 @@ def test_bad_suites_are_refused_with_the_file_named(tmp_path, expectation, messa
     path = tmp_path / "silver.bad.json"
     path.write_text(json.dumps({"name": "silver.bad", "expectations": [expectation]}))
     with pytest.raises(SuiteError, match=message) as error:
-        quality._parse(path)
+        quality.parse_suite(path)
     assert "silver.bad.json" in str(error.value)
 
 
 def test_every_bundled_suite_loads_and_is_a_valid_gx_suite_but_for_our_own_rule_types():
     import great_expectations as gx
 
-    paths = sorted(quality.SUITES_DIR.glob("*.json"))
+    paths = sorted(SUITES_DIR.glob("*.json"))
     assert paths, "expectations/ holds the suites"
     for path in paths:
-        suite = quality._parse(path)
+        suite = quality.parse_suite(path)
         assert suite.table == path.stem
-        theirs = [
-            e for e in json.loads(path.read_text())["expectations"] if e["type"] not in quality.OWN_TYPES
-        ]
+        theirs = [e for e in json.loads(path.read_text())["expectations"] if e["type"] not in OWN_TYPES]
         # GX logs and leaves out an expectation it cannot build: all of its types must be there
         built = gx.ExpectationSuite(name=suite.table, expectations=theirs)
         assert len(built.expectations) == len(theirs), path.name
@@ -254,3 +256,37 @@ def test_gx_result_document_is_built_from_our_counts(suite, frame):
         r["expectation_config"]["meta"]["name"]: r["result"]["unexpected_count"] for r in result["results"]
     }
     assert counts["urn_shape"] == 1 and counts["id_present"] == 1
+
+
+def test_a_failing_rule_names_its_most_frequent_failing_values_with_their_rows_and_row_keys(spark, tmp_path):
+    path = tmp_path / "silver.k.json"
+    rules = [
+        {
+            "type": "expect_column_values_to_be_in_set",
+            "kwargs": {"column": "kind", "value_set": ["A"]},
+            "meta": {"name": "kind_known", "severity": "warn"},
+        },
+        {
+            "type": "expect_column_values_to_not_be_null",
+            "kwargs": {"column": "id"},
+            "meta": {"name": "id_present", "severity": "drop"},
+        },
+    ]
+    path.write_text(json.dumps({"name": "silver.k", "meta": {"row_key": "id"}, "expectations": rules}))
+    suite = quality.parse_suite(path)
+    frame = spark.createDataFrame(
+        [("1", "A"), ("2", "B"), ("3", "B"), ("4", "C"), ("5", None), ("6", "B")], "id string, kind string"
+    )
+
+    _rows, (kind, present) = measure(frame, suite)
+
+    assert kind.failing_values == (
+        quality.FailingValue("B", 3, ("2", "6")),
+        quality.FailingValue("C", 1, ("4",)),
+    )
+    assert present.failing_values == ()  # it failed on no row
+    document = quality.to_gx_result("silver.k", [kind, present], "run-1").to_json_dict()
+    assert document["results"][0]["result"]["partial_unexpected_counts"] == [
+        {"value": "B", "count": 3},
+        {"value": "C", "count": 1},
+    ]

@@ -27,7 +27,7 @@ from pipelines.core.context import RunContext
 from pipelines.core.table_specs import ERRORS_COLUMN, RowSelector, SilverTableSpec
 from pipelines.executors import silver as silver_executor
 from pipelines.ops.bookkeeping import write_bookkeeping
-from pipelines.quality.suites import QualityGateError
+from pipelines.quality import QualityGateError
 from pipelines.store import open_store
 from silver import dataworks_approvals
 from silver import dataworks_catalog as catalog

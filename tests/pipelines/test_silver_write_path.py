@@ -1,7 +1,7 @@
 """Silver's write path follows from the measured batch alone."""
 
 from pipelines.executors.silver import WritePath, write_path
-from pipelines.quality.suites import BatchMeasure
+from pipelines.quality import BatchMeasure
 
 
 def test_a_batch_with_every_row_quarantined_writes_no_rows():

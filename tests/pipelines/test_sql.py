@@ -10,7 +10,8 @@ import os
 import pytest
 
 from pipelines.cli import main
-from pipelines.query import sql
+from pipelines.query import script, statements
+from pipelines.query.spark_session import SqlSession
 from pipelines.store import open_store
 
 T0 = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
@@ -51,7 +52,7 @@ def warehouse(spark, tmp_path_factory):
 
 
 def run_sql(capsys, warehouse, *args: str) -> tuple[int, str, str]:
-    code = main(["sql", "--warehouse", str(warehouse), *args])
+    code = main(["sql", "--warehouse", str(warehouse), "--engine", "spark", *args])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -224,22 +225,22 @@ def test_writing_statements_are_refused_before_anything_runs(capsys, statement):
     ],
 )
 def test_reading_statements_pass_the_check(statement):
-    for number, tokens in enumerate(sql.split_statements(statement), start=1):
-        sql.check_read_only(tokens, number)
+    for number, tokens in enumerate(statements.split_statements(statement), start=1):
+        statements.check_read_only(tokens, number)
 
 
 def test_a_refused_statement_stops_the_whole_input_and_nothing_changes(capsys, spark, warehouse):
     before = snapshot(warehouse)
     store = open_store(spark, warehouse, "delta-rs")
     versions = {name: store.version(name) for name in store.tables()}
-    with sql.SqlSession(spark, warehouse, "delta-rs") as session:
+    with SqlSession(spark, warehouse, "delta-rs") as session:
         out, err = io.StringIO(), io.StringIO()
-        assert sql.run_script(session, "SELECT 1 AS one; DROP TABLE silver.events", "table", out, err) == 2
+        assert script.run_script(session, "SELECT 1 AS one; DROP TABLE silver.events", "table", out, err) == 2
         assert out.getvalue() == ""
         assert "statement 2 starts with 'DROP'" in err.getvalue()
         for text in ("SHOW TABLES", "DESCRIBE silver.events", "SELECT count(*) FROM gold.tag_timeline"):
-            assert sql.run_script(session, text, "csv", io.StringIO(), err) == 0
-        with pytest.raises(sql.ReadOnlyViolation):
+            assert script.run_script(session, text, "csv", io.StringIO(), err) == 0
+        with pytest.raises(statements.ReadOnlyViolation):
             session.execute("DROP TABLE `silver.events`")
     assert snapshot(warehouse) == before
     assert {name: store.version(name) for name in store.tables()} == versions
@@ -252,15 +253,15 @@ def test_interactive_prompt(spark, warehouse):
         "DROP TABLE silver.events;\nSELECT 'still here' AS s;\nquit\nSELECT 'not run' AS s;\n"
     )
     out, err = io.StringIO(), io.StringIO()
-    with sql.SqlSession(spark, warehouse, "delta-rs") as session:
-        assert sql.interactive(session, "csv", stdin, out, err) == 0
+    with SqlSession(spark, warehouse, "delta-rs") as session:
+        assert script.interactive(session, "csv", stdin, out, err) == 0
     assert out.getvalue().splitlines() == ["x", "1", "event_id", "e2", "s", "still here"]
     assert "refused" in err.getvalue()
 
 
 def test_rewrite_touches_only_table_references(spark, warehouse):
-    with sql.SqlSession(spark, warehouse, "delta-rs") as session:
-        tokens = sql.tokenize(
+    with SqlSession(spark, warehouse, "delta-rs") as session:
+        tokens = statements.tokenize(
             "SELECT 'silver.events', silver.events.n, x.silver.events FROM silver . events /* silver.events */ "
             "JOIN `silver.events` USING (n) -- ops.runs"
         )
@@ -271,8 +272,8 @@ def test_rewrite_touches_only_table_references(spark, warehouse):
 
 
 def test_tokenizer_nested_comments_and_statements():
-    statements = sql.split_statements("/* a /* b; */ c; */ SELECT ';' AS s; ; -- x;\nSELECT 2")
-    assert ["".join(t.text for t in s).strip() for s in statements] == [
+    found = statements.split_statements("/* a /* b; */ c; */ SELECT ';' AS s; ; -- x;\nSELECT 2")
+    assert ["".join(t.text for t in s).strip() for s in found] == [
         "/* a /* b; */ c; */ SELECT ';' AS s",
         "-- x;\nSELECT 2",
     ]

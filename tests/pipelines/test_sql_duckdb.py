@@ -1,5 +1,6 @@
-"""`lakehouse sql --engine duckdb` and `lakehouse timeline --engine duckdb`: the same answers as
-Spark on the demo warehouse, read-only, time travel, the same output formats, no JVM."""
+"""`lakehouse sql` and `lakehouse timeline` on DuckDB: the same answers as Spark on the demo
+warehouse, read-only, time travel, the same output formats, no JVM; without `--engine`, DuckDB
+answers what it answers alike and Spark SQL the rest, and stderr says which answered."""
 
 from __future__ import annotations
 
@@ -59,12 +60,67 @@ def test_the_docs_mark_portable_queries():
     assert len(portable_queries()) >= 14
 
 
+def auto(capsys, warehouse, *args: str) -> tuple[int, str, str]:
+    """`lakehouse sql` without `--engine`."""
+    return run(capsys, "sql", "--warehouse", str(warehouse), *args)
+
+
 @pytest.mark.parametrize("heading, query", portable_queries(), ids=lambda v: v[:12])
-def test_portable_analyst_queries_answer_alike_on_both_engines(capsys, demo_warehouse, heading, query):
+def test_portable_analyst_queries_answer_alike_on_both_engines_and_duckdb_answers_them_by_default(
+    capsys, demo_warehouse, heading, query
+):
     answers = {engine: sql(capsys, demo_warehouse, engine, "--format", "json", query) for engine in ENGINES}
     assert answers["spark"][0] == 0, answers["spark"][2]
     assert answers["duckdb"] == answers["spark"]
     assert answers["duckdb"][1].strip(), f"{heading}: no rows on the demo warehouse"
+    assert auto(capsys, demo_warehouse, "--format", "json", query) == (
+        0,
+        answers["spark"][1],
+        "lakehouse sql: note: answered by DuckDB\n",
+    )
+
+
+@pytest.mark.parametrize(
+    "query, reason",
+    [
+        ("SELECT size(collect_set(category)) AS kinds FROM gold.change_history", "is Spark SQL's to answer"),
+        (
+            "SELECT details['modifier'] AS m FROM gold.change_history ORDER BY change_id LIMIT 3",
+            "Spark SQL's",
+        ),
+        ("SELECT valid_to - valid_from AS open_for FROM gold.tag_timeline ORDER BY timeline_id", "INTERVAL"),
+        ("SHOW TABLES IN gold", "only queries go to DuckDB"),
+    ],
+    ids=["spark-only function", "map access", "interval result", "show"],
+)
+def test_what_duckdb_may_answer_otherwise_is_answered_by_spark_sql_by_default(
+    capsys, demo_warehouse, query, reason
+):
+    forced = sql(capsys, demo_warehouse, "spark", "--format", "csv", query)
+    assert forced[0] == 0 and forced[1].count("\n") > 1, forced[2]
+    code, out, err = auto(capsys, demo_warehouse, "--format", "csv", query)
+    assert (code, out) == (0, forced[1])
+    assert err.startswith("lakehouse sql: note: answered by Spark SQL: ") and reason in err, err
+    assert err.count("\n") == 1
+
+
+def test_an_unnamed_count_is_named_as_spark_names_it_and_both_answers_print_aligned_tables(
+    capsys, demo_warehouse
+):
+    query = (
+        "SELECT count(*) FROM gold.tag_timeline WHERE is_current; "
+        "SELECT category, entity_urn, event_time FROM gold.change_history "
+        "WHERE category IN ('STRUCTURED_PROPERTY', 'TAG') ORDER BY event_time, change_id"
+    )
+    forced = sql(capsys, demo_warehouse, "spark", query)
+    code, out, err = auto(capsys, demo_warehouse, query)
+    assert (code, out) == (0, forced[1]) and err.count("answered by DuckDB") == 2
+    count, rows = out.split("(1 row)\n")
+    assert count.splitlines()[:3] == ["count(1)", "--------", "5"]
+    table = rows.splitlines()[:-1]
+    assert any("STRUCTURED_PROPERTY" in line for line in table) and any("." in line for line in table)
+    bars = {tuple(i for i, c in enumerate(line) if c in "|+") for line in table}
+    assert len(bars) == 1, table  # every line's column separators at the same places
 
 
 @pytest.mark.parametrize("fmt", ["table", "csv", "json"])
@@ -152,7 +208,9 @@ def test_catalog_tables_are_refused_in_one_line(capsys, demo_warehouse, tmp_path
         ["--format", "table"],
     ],
 )
-def test_timeline_prints_the_same_history_on_both_engines(capsys, demo_warehouse, options):
+def test_timeline_prints_the_same_history_on_both_engines_and_duckdb_answers_by_default(
+    capsys, demo_warehouse, options
+):
     answers = {
         engine: run(
             capsys, "timeline", DATASET, "--warehouse", str(demo_warehouse), "--engine", engine, *options
@@ -161,6 +219,17 @@ def test_timeline_prints_the_same_history_on_both_engines(capsys, demo_warehouse
     }
     assert answers["spark"][0] == 0 and "urn:li:corpuser:" in answers["spark"][1]
     assert answers["duckdb"] == answers["spark"]
+    by_default = run(capsys, "timeline", DATASET, "--warehouse", str(demo_warehouse), *options)
+    assert by_default == (0, answers["spark"][1], "lakehouse timeline: note: answered by DuckDB\n")
+
+
+def test_timeline_table_aligns_long_categories_and_millisecond_times(capsys, demo_warehouse):
+    entity = "urn:li:dataset:abc"  # a structured property; times to the millisecond
+    code, out, _ = run(capsys, "timeline", entity, "--warehouse", str(demo_warehouse), "--format", "table")
+    lines = out.splitlines()[:-1]
+    assert code == 0 and lines[0].startswith("time (UTC)")
+    assert any("STRUCTURED_PROPERTY" in line for line in lines), out
+    assert len({tuple(i for i, c in enumerate(line) if c in "|+") for line in lines}) == 1, out
 
 
 NO_JVM = textwrap.dedent(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from gold import change_history
 from pipelines.query import timeline as timeline_api
+from pipelines.query import timeline_spark
 from tests.support.gold import build_all, source
 
 DH = "silver.datahub_entity_changes"
@@ -33,7 +34,7 @@ def test_history_of_a_dataset_and_its_fields_as_timeline_transactions(spark):
             )
         },
     )
-    result = timeline_api.transactions(timeline_api.entity_changes(history, DS).collect())
+    result = timeline_api.transactions(timeline_spark.entity_changes(history, DS).collect())
     assert [(t["semVer"], t["semVerChange"], t["actor"], len(t["changeEvents"])) for t in result] == [
         ("0.1.0", "MINOR", "urn:li:corpuser:jdoe", 2),
         ("0.1.1", "PATCH", "bob", 1),
@@ -46,9 +47,11 @@ def test_history_of_a_dataset_and_its_fields_as_timeline_transactions(spark):
     assert result[1]["changeEvents"][0]["entityUrn"] == FIELD  # the field's change, under its dataset
     assert result[1]["changeEvents"][0]["auditStamp"] == {"actor": "bob", "time": 1767265200000}
 
-    owners = timeline_api.entity_changes(history, DS, ["OWNERSHIP"]).collect()  # OWNER and OWNERSHIP are one
+    owners = timeline_spark.entity_changes(
+        history, DS, ["OWNERSHIP"]
+    ).collect()  # OWNER and OWNERSHIP are one
     assert [r["change_id"] for r in owners] == ["c5"]
-    window = timeline_api.entity_changes(
+    window = timeline_spark.entity_changes(
         history,
         DS,
         start=timeline_api.parse_time("2026-01-01T11:00"),

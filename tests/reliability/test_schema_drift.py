@@ -212,5 +212,5 @@ def test_drift_shows_in_the_dq_report(drifted: Drifted, tmp_path):
     page = write_report(drifted.store, tmp_path / "report.html").read_text(encoding="utf-8")
     for table, _column, expectation, _count in UNLISTED_KEYS:
         assert f'id="dq-{table}"' in page
-        row = re.search(f'<tr class="fail" data-expectation="{expectation}">.*?</tr>', page)
+        row = re.search(f'<tr class="fail" data-expectation="{expectation}"[^>]*>.*?</tr>', page)
         assert row and "FAIL" in row.group(0), f"{table}: {expectation} not shown as failing"

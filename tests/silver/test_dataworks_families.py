@@ -13,7 +13,7 @@ import json
 import pytest
 from pyspark.sql import functions as F
 
-from pipelines.quality import suites as quality
+from pipelines import quality
 from silver import dataworks_catalog as catalog
 from silver.dataworks_families import Family, family_transform
 from tests.support.dataworks_samples import MAPPINGS_5777, SAMPLES, events

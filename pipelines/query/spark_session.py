@@ -1,0 +1,191 @@
+"""Spark SQL over every table of a warehouse as `<layer>.<table>`: the Spark query engine of
+`lakehouse sql`.
+
+How the names resolve. With the delta-spark engine the tables are catalog tables
+(`pipelines.store`): a reference `gold.tag_timeline` resolves natively (rewritten to its
+catalog name where the configuration gives a catalog or schema prefix), and
+`DESCRIBE HISTORY gold.tag_timeline` works. Otherwise, and for `--as-of-version`:
+Spark's in-memory session catalog cannot hold a view of a
+DataFrame inside a database (temporary views take single-part names; persistent
+views may not reference DataFrames or temporary views), and the delta-rs engine's
+snapshots are DataFrames over an explicit file list, not something a catalog table
+can point at. So each table the statement mentions is read through the table store
+(`store.read(name, version)`: the engine's snapshot, time travel included) and
+registered as a temporary view whose single-part name *contains* the dot,
+`` `silver.datahub_entity_changes` ``. Before a statement runs, each reference
+`silver.datahub_entity_changes` (any case, parts optionally back-quoted) to a
+known table is rewritten to that quoted name (`pipelines.query.names`). Unknown names are
+left alone, so Spark's own "table not found" error names them. The gold current-state views
+of `gold/current_views.py` are registered the same way over the rewritten SQL.
+Views live in a private `spark.newSession()`, so nothing leaks into other sessions,
+and are registered lazily (only what a statement mentions), so start-up stays fast.
+
+Read-only by construction (the views only read Parquet files) and by check
+(`pipelines.query.statements.check_read_only`, before anything runs).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+from pipelines.core.warehouse_layout import LAYERS
+from pipelines.query.names import quote, referenced_names, view_definitions
+from pipelines.query.statements import Token, check_read_only, tokenize
+from pipelines.runtime.spark import REQUIRED_CONF
+from pipelines.store import TableStore, open_store
+
+
+class SqlSession:
+    """A private Spark session where the warehouse's tables resolve as `<layer>.<table>`.
+
+    with SqlSession(spark, "warehouse") as sql:
+        sql.execute("SELECT count(*) FROM silver.datahub_entity_changes").show()
+    """
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        warehouse: Any,
+        engine: str = "auto",
+        version: int | None = None,
+        catalog: str = "",
+        schema_prefix: str = "",
+    ):
+        self.spark = spark.newSession()
+        for key, value in {**REQUIRED_CONF, **_shuffle_conf(spark)}.items():
+            self.spark.conf.set(key, value)
+        self.store: TableStore = open_store(self.spark, warehouse, engine, catalog, schema_prefix)
+        self.version = version
+        # delta-spark: the tables are catalog tables, resolved by Spark itself (time travel
+        # still goes through the store's snapshots)
+        self.native = self.store.names_tables and version is None
+        if self.native:
+            self.store.register_all()
+        self.all_tables = set(self.store.tables())
+        self.tables = {name for name in self.all_tables if self._exists_at_version(name)}
+        self.views = {name: sql for name, sql in view_definitions().items() if name not in self.tables}
+        self._registered: set[str] = set()
+        self.notes: list[str] = []
+
+    def __enter__(self) -> SqlSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for name in self._registered:
+            self.spark.catalog.dropTempView(name)  # takes the name as is, unlike createOrReplaceTempView
+        self._registered.clear()
+
+    def _exists_at_version(self, name: str) -> bool:
+        if self.version is None:
+            return True
+        latest = self.store.version(name)
+        return latest is not None and latest >= self.version
+
+    @property
+    def names(self) -> set[str]:
+        return set(self.tables) | set(self.views)
+
+    def ensure(self, name: str) -> bool:
+        """Register `name` (table or view) if it can be; False when a view's base tables are missing."""
+        if name in self._registered:
+            return True
+        if name in self.tables and self.native:
+            return True
+        if name in self.tables:
+            self.store.read(name, self.version).createOrReplaceTempView(quote(name))
+        elif name in self.views:
+            tokens = tokenize(self.views[name])
+            bases = {ref for _, _, ref in referenced_names(tokens)}
+            if not all(base in self.names and self.ensure(base) for base in bases):
+                return False
+            self.spark.sql(self._rewrite(tokens)).createOrReplaceTempView(quote(name))
+        else:
+            return False
+        self._registered.add(name)
+        return True
+
+    def ensure_all(self) -> None:
+        for name in sorted(self.names):
+            self.ensure(name)
+
+    def _rewrite(self, tokens: list[Token]) -> str:
+        replaced = {
+            first: (last, name) for first, last, name in referenced_names(tokens) if name in self.names
+        }
+        out, i = [], 0
+        while i < len(tokens):
+            if i in replaced:
+                last, name = replaced[i]
+                out.append(self._resolved(name))
+                i = last + 1
+            else:
+                out.append(tokens[i].text)
+                i += 1
+        return "".join(out)
+
+    def _resolved(self, name: str) -> str:
+        """What a reference to `name` becomes: the catalog table, or the registered view."""
+        if self.native and name in self.tables:
+            return self.store.catalog_name(name) or quote(name)
+        return quote(name)
+
+    def prepare(self, tokens: list[Token]) -> str:
+        """Register what the statement mentions and return its text with names rewritten."""
+        words = [t.text.lower() for t in tokens if t.kind == "word"]
+        if words[:1] == ["show"] and len(words) > 1 and words[1] in ("tables", "views"):
+            self.ensure_all()
+            return _show_in_layer(tokens)
+        for _, _, name in referenced_names(tokens):
+            if name in self.names and not self.ensure(name):
+                self.notes.append(f"{name}: its base tables do not exist (at this version)")
+            elif name in self.all_tables - self.tables:
+                self.notes.append(f"{name} has no version {self.version}")
+        return self._rewrite(tokens)
+
+    def execute(self, statement: str | list[Token]) -> DataFrame:
+        """Run one statement (after the read-only check) and return its result."""
+        tokens = tokenize(statement) if isinstance(statement, str) else statement
+        check_read_only(tokens)
+        return self.spark.sql(self.prepare(tokens))
+
+    def query(self, statement: str | list[Token]) -> tuple[list[str], Iterator]:
+        """Run one statement: its column names and rows (the interface `run_script` reads)."""
+        result = self.execute(statement)
+        return result.columns, result.toLocalIterator()
+
+    @property
+    def query_errors(self) -> tuple[type[Exception], ...]:
+        from pyspark.errors import PySparkException
+
+        return (PySparkException,)
+
+
+def _shuffle_conf(spark: SparkSession) -> dict[str, str]:
+    key = "spark.sql.shuffle.partitions"
+    return {key: spark.conf.get(key)} if spark.conf.get(key, None) else {}
+
+
+def _show_in_layer(tokens: list[Token]) -> str:
+    """`SHOW TABLES IN silver [LIKE 'p']` -> `SHOW TABLES LIKE 'silver.p'` (the views have dotted names)."""
+    significant = [t for t in tokens if t.significant]
+    words = [t.text.lower() for t in significant]
+    if len(words) >= 4 and words[2] in ("in", "from") and significant[3].name in LAYERS:
+        pattern = "*"
+        if len(significant) >= 6 and words[4] == "like" and significant[5].kind == "string":
+            pattern = significant[5].text[1:-1]
+        return f"SHOW {significant[1].text} LIKE '{significant[3].name}.{pattern}'"
+    return "".join(t.text for t in tokens)
+
+
+def quiet_spark_errors() -> None:
+    """PySpark logs every SQL error as a JSON record on stderr; the CLI prints one line instead."""
+    from pyspark.logger import PySparkLogger
+
+    PySparkLogger.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
