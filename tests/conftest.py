@@ -132,3 +132,17 @@ def warehouse(tmp_path):
 @pytest.fixture
 def store(spark, warehouse):
     return open_store(spark, warehouse, "delta-rs")
+
+
+@pytest.fixture(scope="session")
+def connect_server(tmp_path_factory):
+    """One Spark Connect server with Delta for the suite (`tests/support/connect_server.py`);
+    the tests that need it skip, saying why, where it cannot start."""
+    from tests.support.connect_server import ServerUnavailable, start_server
+
+    try:
+        server = start_server(tmp_path_factory.mktemp("connect"))
+    except ServerUnavailable as exc:
+        pytest.skip(str(exc))
+    yield server
+    server.stop()

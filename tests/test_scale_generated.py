@@ -1,25 +1,26 @@
-"""The whole pipeline on one generated landing set of several hundred thousand events.
+"""The whole pipeline on one generated landing set, checked against an independent model.
 
 Why: the acceptance criteria of bronze (every record landed once), silver (counts
 reconcile per source) and gold (current tags, owners, entity statuses, deprecations,
 schema fields and structured properties, OpenMetadata version counts and DataWorks
 instance outcomes equal an independent plain-Python model; incremental equals a full
-rebuild) only mean something at a size where partitioning, late files and duplicates
-across files all happen.
+rebuild) only mean something where several files per source, late files and duplicates
+across files all happen. `make test-all` runs it at the smallest size that has them all
+(`LAKEHOUSE_SCALE_EVENTS`, default 24,000, spread over as many files as 300,000 events
+fill); `make test-scale` runs it at 300,000 events, where partitioning and Spark's
+compiled plans come in too (marked `scale` then).
 
-One data set (`LAKEHOUSE_SCALE_EVENTS`, default 300000) and three warehouses, each
-built once per module:
+One data set and three warehouses, each built once per module:
 - full: one run over every file;
 - incremental: a first run with the `late/` folders, the second and the last data
   file of every source held back; a second run with the last files (events after
   all others, as a live feed's next batch: timelines extend their groups in order);
   a third with the rest (older and interleaved event times: gold rebuilds those
   groups from their history);
-- full-delta-spark: one run over every file by the delta-spark engine (the two above
-  run on delta-rs). The per-warehouse checks (bronze, silver, gold against the
-  reference model) hold on it too, and every data table equals the delta-rs build's;
-  incremental runs on delta-spark are compared with a full build in
-  tests/reliability/test_cross_engine.py.
+- incremental-delta-spark: the same three runs by Delta's own engine, then a run with
+  nothing new (the two above run on delta-rs). The per-warehouse checks (bronze, silver,
+  gold against the reference model) hold on it too, every data table equals the delta-rs
+  full build's, and the idle run commits nothing.
 All use the same landing path, so lineage columns agree.
 """
 
@@ -36,6 +37,7 @@ from pyspark.sql import functions as F
 
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
+from pipelines.synthetic.common import RECORDS_PER_FILE
 from pipelines.synthetic.generator import generate
 from tests.support.engines import skip_without_delta_spark, with_engine
 from tests.support.reference_model import (
@@ -61,18 +63,22 @@ from tests.support.tables import (
     table_differences,
 )
 
-pytestmark = pytest.mark.slow
-
-EVENTS = int(os.environ.get("LAKEHOUSE_SCALE_EVENTS", "300000"))
+EVENTS = int(os.environ.get("LAKEHOUSE_SCALE_EVENTS", "24000"))
+SCALE = 100_000  # from this many events the module measures size: `make test-scale`
+# Records per data file: a small set is spread over as many files as the generator writes at
+# 300,000 events (eight to sixteen per source), so that held-back batches and repeats across
+# files happen at every size.
+PER_FILE = RECORDS_PER_FILE if EVENTS >= SCALE else max(500, EVENTS // 16)
 SEED = 2024
-WAREHOUSES = ("full", "incremental", "full_delta_spark")
+WAREHOUSES = ("full", "incremental", "incremental_delta_spark")
+pytestmark = [pytest.mark.slow, *([pytest.mark.scale] if EVENTS >= SCALE else [])]
 
 
 @pytest.fixture(scope="module")
 def landing(tmp_path_factory) -> tuple[Path, dict[str, int]]:
     """The generated landing folder and the records the generator says it wrote per source."""
     folder = tmp_path_factory.mktemp("scale") / "landing"
-    return folder, generate(folder, EVENTS, seed=SEED)
+    return folder, generate(folder, EVENTS, seed=SEED, records_per_file=PER_FILE)
 
 
 @pytest.fixture(scope="module")
@@ -125,23 +131,12 @@ def full(config, spark, landing):
     return built, store
 
 
-@pytest.fixture(scope="module")
-def full_delta_spark(config, spark, landing):
-    """(config, store) of a warehouse built by one delta-spark run over every landing file."""
-    skip_without_delta_spark("delta-spark")
-    folder, _ = landing
-    built, store = _warehouse(config, spark, folder, folder.parent / "full-delta-spark", "delta-spark")
-    run_pipeline(built, spark=spark)
-    return built, store
-
-
-@pytest.fixture(scope="module")
-def incremental(config, spark, landing):
+def _in_three_runs(config, spark, landing, name: str, engine: str = "delta-rs"):
     """(config, store, summary of the second run) of a warehouse built in three runs: the newest
     files arrive in the second, held-back files from inside the history in the third."""
     folder, _ = landing
-    built, store = _warehouse(config, spark, folder, folder.parent / "incremental")
-    aside = folder.parent / "held_back"
+    built, store = _warehouse(config, spark, folder, folder.parent / name, engine)
+    aside = folder.parent / f"held_back_{name}"
     after, inside = _held_back(folder)
     assert after and inside, "nothing held back: the data set is too small for three batches"
     moved = {}
@@ -162,6 +157,23 @@ def incremental(config, spark, landing):
     return built, store, second
 
 
+@pytest.fixture(scope="module")
+def incremental(config, spark, landing):
+    return _in_three_runs(config, spark, landing, "incremental")
+
+
+@pytest.fixture(scope="module")
+def incremental_delta_spark(config, spark, landing):
+    """`incremental` by Delta's own engine, then a run with nothing new: (config, store, the
+    second run's summary, the versions of the data tables before and after the idle run)."""
+    skip_without_delta_spark("delta-spark")
+    built, store, second = _in_three_runs(config, spark, landing, "incremental-delta-spark", "delta-spark")
+    tables = [t for t in store.tables() if not t.startswith("ops.")]
+    before = {t: store.version(t) for t in tables}
+    run_pipeline(built, spark=spark)
+    return built, store, second, (before, {t: store.version(t) for t in tables})
+
+
 @pytest.fixture(params=WAREHOUSES)
 def warehouse_store(request):
     return request.getfixturevalue(request.param)[1]
@@ -170,7 +182,7 @@ def warehouse_store(request):
 # Bronze ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("built", ["full", "full_delta_spark"])
+@pytest.mark.parametrize("built", ["full", "incremental_delta_spark"])
 def test_bronze_holds_every_landed_record_per_source(landing, landed, built, request):
     _folder, generated = landing
     _config, store = request.getfixturevalue(built)
@@ -340,12 +352,19 @@ def test_incremental_in_three_batches_equals_a_full_rebuild(full, incremental):
     assert not differences, differences
 
 
-def test_delta_sparks_full_build_equals_delta_rs_table_by_table(full, full_delta_spark):
+def test_delta_spark_in_three_batches_equals_a_delta_rs_full_build_table_by_table(
+    full, incremental_delta_spark
+):
     _, rs_store = full
-    _, spark_store = full_delta_spark
+    _, spark_store, _, _ = incremental_delta_spark
     data_layers = ("bronze.", "silver.", "gold.")
     differences = _warehouse_differences(rs_store, spark_store, data_layers, "delta-rs vs delta-spark")
     assert not differences, differences
+
+
+def test_delta_sparks_idle_run_commits_nothing(incremental_delta_spark):
+    *_, (before, after) = incremental_delta_spark
+    assert after == before
 
 
 def test_a_batch_after_the_history_extends_timelines_without_rebuilding_most_groups(incremental):

@@ -1,11 +1,13 @@
 """Recompute the groups of a gold table that new silver rows touch, and replace them.
 
 The versions of every source already reflected are kept in the gold commit's
-metadata (`source_versions`). First run (or a source never seen): full
-build and overwrite. Later runs: the touched groups' complete history is read
+metadata (`source_versions`). Each run takes one path (`GoldPath`, chosen by `plan` from
+Delta metadata alone, each path one function in `PATHS`). First run (or a source never
+seen): full build and overwrite. Later runs: the touched groups' complete history is read
 back from the sources, rebuilt, and the table's rows of those groups are
 replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
-equals a full rebuild (`RebuildGroups`). An `Append` table's groups never recur, so its new
+equals a full rebuild (`RebuildGroups`; every table falls back to it when its own strategy
+cannot apply, `HISTORY_FALLBACK`). An `Append` table's groups never recur, so its new
 rows are built alone and appended. An `Accumulate` table (counts) adds the new
 rows' counts to its touched rows, reading no history while its sources only
 gained rows.
@@ -32,6 +34,8 @@ join, so no job to broadcast them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import Enum
 from functools import reduce
 from typing import TypeVar
 
@@ -138,35 +142,36 @@ def _of_groups(frame: DataFrame, column: str, groups: DataFrame, values: list | 
     return frame.join(_groups_as(groups, column), column, "left_semi")
 
 
-def _replace(
-    spec: GoldTableSpec, ctx: RunContext, rows: DataFrame, groups: DataFrame, values, metadata, count=None
-) -> int:
+def _replace(job: GoldJob, rows: DataFrame, groups: DataFrame, values, count=None) -> int:
     """Replace the table's rows of `groups` (a frame of `_group`; `values`: the same as Python
     values when collected, else None) by `rows`, in one commit; returns the rows written."""
-    return ctx.store.replace_groups(
+    spec = job.spec
+    return job.ctx.store.replace_groups(
         rows,
         spec.table,
         group_key=spec.group_key,
         groups=_groups_as(groups, spec.group_key),
         keys=list(spec.row_key),
-        metadata=metadata,
+        metadata=job.metadata,
         group_values=values,
         rows=count,
     )
 
 
-def _full_build(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, int]) -> TaskResult:
+def _full_build(job: GoldJob) -> TaskResult:
     """Build the whole table in one pass, checked then written; rows counted from the commit's statistics."""
-    inputs = {s: spec.relevant(s, ctx.store.read(s)) for s in versions}
-    metadata = _commit_metadata(spec, ctx, versions, "full")
-    _gated(
-        spec,
-        ctx,
-        spec.build(inputs),
-        lambda rows, count: ctx.store.overwrite(
-            rows, spec.table, partition_by=list(spec.partition_by), metadata=metadata, rows=count
-        ),
-    )
+    spec, ctx = job.spec, job.ctx
+    inputs = {s: spec.relevant(s, ctx.store.read(s, v)) for s, v in job.present.items()}
+    metadata = _commit_metadata(spec, ctx, job.present, "full")
+    with job.small_input():
+        _gated(
+            spec,
+            ctx,
+            spec.build(inputs),
+            lambda rows, count: ctx.store.overwrite(
+                rows, spec.table, partition_by=list(spec.partition_by), metadata=metadata, rows=count
+            ),
+        )
     rows = ctx.store.count_added_since(spec.table, None)
     return TaskResult(rows_in=rows, rows_out=rows, message="full build")
 
@@ -218,168 +223,189 @@ def _versions(spec: GoldTableSpec, warehouse: WarehouseView) -> tuple[dict[str, 
     return present, recorded
 
 
-# how a run builds a gold table (`_path`)
-FULL, UP_TO_DATE, APPEND = "full", "up to date", "append"
-ACCUMULATE, EXTEND, HISTORY = "accumulate", "extend", "history"
+class GoldPath(Enum):
+    """How a run brings a gold table up to date (`plan`), each path one function (`PATHS`)."""
+
+    FULL = "full build"  # no build yet, or a source it never read: everything, then overwrite
+    UP_TO_DATE = "up to date"  # no source gained a commit since the last build
+    APPEND = "append"  # `Append`: the new rows' groups are new, built alone and appended
+    ACCUMULATE = "accumulate"  # `Accumulate`: new counts added to the touched rows, no history read
+    EXTEND = "extend"  # `Extend`: touched groups extended in event-time order, late ones rebuilt
+    REBUILD = "rebuild"  # touched groups rebuilt from their whole history (`HISTORY_FALLBACK`)
 
 
-def _path(
-    spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int], recorded: dict
-) -> tuple[str, int, int]:
-    """(how this run builds the table, the source and table rows it scans, the new source rows),
-    decided from Delta metadata alone: the executor follows it, the runner weighs the task by it."""
+# The rule a table falls back to when its own strategy cannot apply this run (a source rewrote
+# rows, a timeline's sources recorded no event-time watermark, more new rows than can be
+# collected): its touched groups rebuilt from their whole history, which always equals a full build.
+HISTORY_FALLBACK = RebuildGroups()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The path a run takes, the source and table rows it scans, the new source rows; decided
+    from Delta metadata alone: the executor follows it, the runner weighs the task by it."""
+
+    path: GoldPath
+    scanned: int
+    source_rows: int
+
+
+def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int], recorded: dict) -> Plan:
     store = warehouse.store
     seen = recorded.get(WATERMARKS)
     if not seen or any(s not in seen for s in present):  # no build yet, or a source it did not read
         everything = sum(store.count_added_since(s, None) for s in present)
-        return FULL, everything, everything
+        return Plan(GoldPath.FULL, everything, everything)
     changed = {s: v for s, v in present.items() if v > seen[s]}
     if not changed:
-        return UP_TO_DATE, 0, 0
+        return Plan(GoldPath.UP_TO_DATE, 0, 0)
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     # absent: recorded by an older release, so unknown; a None value: that source held no event
     newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
     strategy = spec.incremental
+    appended = lambda: all(store.only_appended_since(s, seen[s]) for s in changed)  # noqa: E731
     if isinstance(strategy, Append):
-        return APPEND, source_rows, source_rows
-    if isinstance(strategy, Accumulate) and all(store.only_appended_since(s, seen[s]) for s in changed):
-        return ACCUMULATE, source_rows + store.count_added_since(spec.table, None), source_rows
+        return Plan(GoldPath.APPEND, source_rows, source_rows)
+    if isinstance(strategy, Accumulate) and appended():
+        return Plan(GoldPath.ACCUMULATE, source_rows + store.count_added_since(spec.table, None), source_rows)
     if (
         isinstance(strategy, Extend)
         and all(s in newest_seen for s in present)
         and source_rows <= LOCAL_GROUPS
-        and all(store.only_appended_since(s, seen[s]) for s in changed)
+        and appended()
     ):
-        return EXTEND, source_rows, source_rows  # late groups, if any, read their history too
+        return Plan(GoldPath.EXTEND, source_rows, source_rows)  # late groups, if any, read their history too
     # The touched groups' history is read from every source.
-    return HISTORY, sum(store.count_added_since(s, None) for s in present), source_rows
+    return Plan(GoldPath.REBUILD, sum(store.count_added_since(s, None) for s in present), source_rows)
+
+
+@dataclass
+class GoldJob:
+    """What every path needs: the table, the run, the sources' versions now and as last built,
+    the plan, and (incremental paths) the new rows and the commit's metadata."""
+
+    spec: GoldTableSpec
+    ctx: RunContext
+    present: dict[str, int]  # each source's version now
+    recorded: dict  # what the table's last commit recorded
+    plan: Plan
+    new_rows: dict[str, DataFrame] = field(default_factory=dict)  # per changed source, its new rows
+    metadata: dict = field(default_factory=dict)  # what this run's commit records
+
+    @property
+    def seen(self) -> dict[str, int]:
+        return self.recorded[WATERMARKS]
+
+    @property
+    def few(self) -> bool:
+        """At most `LOCAL_GROUPS` new rows, so at most that many touched groups (one per row)."""
+        return self.plan.source_rows <= LOCAL_GROUPS
+
+    def small_input(self, rows: int | None = None):
+        """The plans inside run as a small input does when the rows scanned are few (`small_input_mode`)."""
+        limit = self.ctx.config.profile.get("small_input_rows")
+        return small_input_mode(self.ctx.spark, self.plan.scanned if rows is None else rows, limit)
 
 
 def pending_rows(spec: GoldTableSpec, warehouse: WarehouseView) -> int:
     """The rows this task would scan (every source row for a full build or a history rebuild;
     Delta statistics, no Spark job): what the runner weighs a task by (`pipelines.orchestration.runner`)."""
     present, recorded = _versions(spec, warehouse)
-    return _path(spec, warehouse, present, recorded)[1] if present else 0
+    return plan(spec, warehouse, present, recorded).scanned if present else 0
 
 
 def run(spec: GoldTableSpec, ctx: RunContext) -> TaskResult:
-    store = ctx.store
     present, recorded = _versions(spec, ctx.warehouse)
     if not present:
         return TaskResult(status="SKIPPED", message="no source table exists yet")
-    path, scanned, source_rows = _path(spec, ctx.warehouse, present, recorded)
-    limit = ctx.config.profile.get("small_input_rows")
-    if path == FULL:
-        with small_input_mode(ctx.spark, scanned, limit):
-            return _full_build(spec, ctx, present)
-    if path == UP_TO_DATE:
+    job = GoldJob(spec, ctx, present, recorded, plan(spec, ctx.warehouse, present, recorded))
+    if job.plan.path is GoldPath.UP_TO_DATE:
         return TaskResult(status="SKIPPED", message="up to date")
-    seen = recorded[WATERMARKS]
-    new_rows = {s: store.read_added_since(s, seen[s], v) for s, v in present.items() if v > seen[s]}
-    metadata = _commit_metadata(spec, ctx, {**seen, **present}, "incremental")
-    message = "incremental"
-    if path == APPEND:
-        with small_input_mode(ctx.spark, scanned, limit):
-            rows_out = _append_new_rows(spec, ctx, new_rows, metadata)
-    elif path == ACCUMULATE:
-        with small_input_mode(ctx.spark, scanned, limit):
-            rows_out = _accumulate_new_rows(spec, ctx, new_rows, metadata, few=source_rows <= LOCAL_GROUPS)
-        message = "incremental, new counts added"
-    elif path == EXTEND:
-        newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
-        rows_out, extended, rebuilt = _extend_touched_groups(
-            spec, ctx, new_rows, present, metadata, newest_seen, source_rows
-        )
-        message = f"incremental, {extended} groups extended, {rebuilt} rebuilt from history"
-    else:
-        shared = (spec.sources, tuple(sorted(seen.items())), tuple(sorted(present.items())))
-        with small_input_mode(ctx.spark, scanned, limit):
-            rows_out = _replace_touched_groups(
-                spec, ctx, new_rows, present, metadata, few=source_rows <= LOCAL_GROUPS, shared=shared
-            )
-    return TaskResult(source_rows=source_rows, rows_in=rows_out, rows_out=rows_out, message=message)
+    if job.plan.path is not GoldPath.FULL:
+        job.new_rows = {
+            s: ctx.store.read_added_since(s, job.seen[s], v) for s, v in present.items() if v > job.seen[s]
+        }
+        job.metadata = _commit_metadata(spec, ctx, {**job.seen, **present}, "incremental")
+    return PATHS[job.plan.path](job)
 
 
-def _append_new_rows(
-    spec: GoldTableSpec, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict
-) -> int:
+def _incremental(job: GoldJob, rows_out: int, message: str = "incremental") -> TaskResult:
+    return TaskResult(source_rows=job.plan.source_rows, rows_in=rows_out, rows_out=rows_out, message=message)
+
+
+def _append_new_rows(job: GoldJob) -> TaskResult:
     """An append-only table's new groups are built from the new rows alone (no history read)."""
-    store = ctx.store
+    spec, ctx, store = job.spec, job.ctx, job.ctx.store
     before = store.version(spec.table)
-    relevant = {s: spec.relevant(s, rows) for s, rows in new_rows.items()}
-    _gated(
-        spec,
-        ctx,
-        spec.build(relevant),
-        lambda rows, count: store.append(
-            rows, spec.table, partition_by=list(spec.partition_by), metadata=metadata, rows=count
-        ),
-    )
-    return store.count_added_since(spec.table, before)
+    relevant = {s: spec.relevant(s, rows) for s, rows in job.new_rows.items()}
+    with job.small_input():
+        _gated(
+            spec,
+            ctx,
+            spec.build(relevant),
+            lambda rows, count: store.append(
+                rows, spec.table, partition_by=list(spec.partition_by), metadata=job.metadata, rows=count
+            ),
+        )
+    return _incremental(job, store.count_added_since(spec.table, before))
 
 
-def _accumulate_new_rows(
-    spec: GoldTableSpec, ctx: RunContext, new_rows: dict[str, DataFrame], metadata: dict, few: bool
-) -> int:
+def _accumulate_new_rows(job: GoldJob) -> TaskResult:
     """Add what the new source rows count to the table's rows of the groups they touch, and
     replace those groups: the work follows the new rows and the touched rows, not the history."""
-    store = ctx.store
-    relevant = {s: spec.relevant(s, rows) for s, rows in new_rows.items()}
+    spec, ctx, store = job.spec, job.ctx, job.ctx.store
+    relevant = {s: spec.relevant(s, rows) for s, rows in job.new_rows.items()}
     scratch = _Scratch(ctx.spark)
     try:
-        touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), few)
-        current = _of_groups(store.read(spec.table), spec.group_key, touched, scratch.values())
-        rows = spec.incremental.combine(current, spec.build(relevant))
-        return _gated(
-            spec,
-            ctx,
-            rows,
-            lambda checked, count: _replace(spec, ctx, checked, touched, scratch.values(), metadata, count),
-        )
-    finally:
-        scratch.release()
-
-
-def _replace_touched_groups(
-    spec: GoldTableSpec,
-    ctx: RunContext,
-    new_rows: dict[str, DataFrame],
-    present: dict[str, int],
-    metadata: dict,
-    few: bool,
-    shared: tuple,
-) -> int:
-    """Rebuild the groups the sources' new rows touch from their whole history, and replace them.
-
-    `few`: at most `LOCAL_GROUPS` new rows, so at most that many touched groups (one per row).
-    `shared`: the sources and their versions; with the same `relevant` and `expand_groups`
-    another table of this run found the same groups, collected once (`ctx.touched_groups`)."""
-    store = ctx.store
-    everything = {s: spec.relevant(s, store.read(s)) for s in present}
-    scratch = _Scratch(ctx.spark)
-    linking = spec.incremental if isinstance(spec.incremental, RebuildGroups) else RebuildGroups()
-    remembered = (*shared, spec.relevant, linking.expand_groups)
-    try:
-        if remembered in ctx.touched_groups:
-            scratch.collected = ctx.touched_groups[remembered]
-            touched = scratch.local(*scratch.collected)
-        else:
-            touched = scratch.groups(
-                _union([spec.relevant(s, rows).select(GROUP) for s, rows in new_rows.items()]), few
+        with job.small_input():
+            touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), job.few)
+            current = _of_groups(store.read(spec.table), spec.group_key, touched, scratch.values())
+            written = _gated(
+                spec,
+                ctx,
+                spec.incremental.combine(current, spec.build(relevant)),
+                lambda rows, count: _replace(job, rows, touched, scratch.values(), count),
             )
-            if linking.expand_groups is not None:
-                touched = _expanded(linking, scratch, touched, everything, few)
-            if scratch.collected is not None:
-                ctx.touched_groups[remembered] = scratch.collected
-        history = {s: _of_groups(rows, GROUP, touched, scratch.values()) for s, rows in everything.items()}
-        return _gated(
-            spec,
-            ctx,
-            spec.build(history),
-            lambda rows, count: _replace(spec, ctx, rows, touched, scratch.values(), metadata, count),
-        )
     finally:
         scratch.release()
+    return _incremental(job, written, "incremental, new counts added")
+
+
+def _rebuild_touched_groups(job: GoldJob) -> TaskResult:
+    """Rebuild the groups the sources' new rows touch from their whole history, and replace them
+    (the table's own `RebuildGroups`, else `HISTORY_FALLBACK`). Another table of this run with the
+    same sources, versions, `relevant` and `expand_groups` found the same groups: they are
+    collected once (`ctx.touched_groups`)."""
+    spec, ctx, store = job.spec, job.ctx, job.ctx.store
+    everything = {s: spec.relevant(s, store.read(s, v)) for s, v in job.present.items()}
+    linking = spec.incremental if isinstance(spec.incremental, RebuildGroups) else HISTORY_FALLBACK
+    shared = (spec.sources, tuple(sorted(job.seen.items())), tuple(sorted(job.present.items())))
+    remembered = (*shared, spec.relevant, linking.expand_groups)
+    scratch = _Scratch(ctx.spark)
+    try:
+        with job.small_input():
+            if remembered in ctx.touched_groups:
+                scratch.collected = ctx.touched_groups[remembered]
+                touched = scratch.local(*scratch.collected)
+            else:
+                new_groups = [spec.relevant(s, rows).select(GROUP) for s, rows in job.new_rows.items()]
+                touched = scratch.groups(_union(new_groups), job.few)
+                if linking.expand_groups is not None:
+                    touched = _expanded(linking, scratch, touched, everything, job.few)
+                if scratch.collected is not None:
+                    ctx.touched_groups[remembered] = scratch.collected
+            history = {
+                s: _of_groups(rows, GROUP, touched, scratch.values()) for s, rows in everything.items()
+            }
+            written = _gated(
+                spec,
+                ctx,
+                spec.build(history),
+                lambda rows, count: _replace(job, rows, touched, scratch.values(), count),
+            )
+    finally:
+        scratch.release()
+    return _incremental(job, written)
 
 
 def _expanded(
@@ -400,54 +426,42 @@ def _expanded(
     return scratch.groups(linking.expand_groups(touched, everything), few)
 
 
-def _extend_touched_groups(
-    spec: GoldTableSpec,
-    ctx: RunContext,
-    new_rows: dict[str, DataFrame],
-    present: dict[str, int],
-    metadata: dict,
-    newest_seen: dict[str, int | None],
-    source_rows: int,
-) -> tuple[int, int, int]:
-    """(rows written, groups extended, groups rebuilt). A new row is late when it is not after
-    the newest event the last commit saw in its sources' ordering domain (`newest_seen`, per
-    source; `GoldTableSpec.ordering_domains`); one collect finds the touched groups and whether any
-    of their new rows is late. The others are extended from their current rows by `spec.extend`,
-    the late ones rebuilt from their history by `spec.build`; one commit replaces them all."""
-    store = ctx.store
-    relevant = {s: spec.relevant(s, rows) for s, rows in new_rows.items()}
+def _extend_touched_groups(job: GoldJob) -> TaskResult:
+    """A new row is late when it is not after the newest event the last commit saw in its
+    sources' ordering domain (`event_time_watermarks`, per source; `Extend.ordering_domains`);
+    one collect finds the touched groups and whether any of their new rows is late. The others
+    are extended from their current rows by `Extend.extend`, the late ones rebuilt from their
+    history by `spec.build`; one commit replaces them all."""
+    spec, store = job.spec, job.ctx.store
+    newest_seen = job.recorded.get(EVENT_TIME_WATERMARK) or {}
+    relevant = {s: spec.relevant(s, rows) for s, rows in job.new_rows.items()}
     flagged = [
         rows.select(GROUP, _is_late(spec, s, newest_seen).alias("_late")) for s, rows in relevant.items()
     ]
-    limit = ctx.config.profile.get("small_input_rows")
-    with small_input_mode(ctx.spark, source_rows, limit):
+    with job.small_input(job.plan.source_rows):
         found = _union(flagged).groupBy(GROUP).agg(F.max("_late").alias("_late")).collect()
     late = sorted((g for g, is_late in found if is_late), key=str)
     in_order = sorted((g for g, is_late in found if not is_late), key=str)
     schema = StructType([flagged[0].schema[GROUP]])
     # The plans compute the new rows and the touched groups' rows. The table is only scanned
     # through the broadcast groups, which runs as fast interpreted as compiled, so without late
-    # groups the mode follows the new
-    # rows: one job per action, no code to generate and compile. Late groups' history reads
-    # scan every source: then the mode follows those rows, as in `_replace_touched_groups`.
-    scanned = source_rows + (sum(store.count_added_since(s, None) for s in present) if late else 0)
-    with small_input_mode(ctx.spark, scanned, limit):
-        return _replace_extended_and_rebuilt(spec, ctx, relevant, present, metadata, in_order, late, schema)
+    # groups the mode follows the new rows: one job per action, no code to generate and compile.
+    # Late groups' history reads scan every source: then the mode follows those rows, as a
+    # rebuild's does.
+    history = sum(store.count_added_since(s, None) for s in job.present) if late else 0
+    with job.small_input(job.plan.source_rows + history):
+        written = _replace_extended_and_rebuilt(job, relevant, in_order, late, schema)
+    return _incremental(
+        job, written, f"incremental, {len(in_order)} groups extended, {len(late)} rebuilt from history"
+    )
 
 
 def _replace_extended_and_rebuilt(
-    spec: GoldTableSpec,
-    ctx: RunContext,
-    relevant: dict[str, DataFrame],
-    present: dict[str, int],
-    metadata: dict,
-    in_order: list,
-    late: list,
-    schema: StructType,
-) -> tuple[int, int, int]:
+    job: GoldJob, relevant: dict[str, DataFrame], in_order: list, late: list, schema: StructType
+) -> int:
     """One commit: the `in_order` groups extended from their current rows and new `relevant`
-    rows, the `late` ones rebuilt from their history."""
-    store = ctx.store
+    rows, the `late` ones rebuilt from their history; returns the rows written."""
+    spec, ctx, store = job.spec, job.ctx, job.ctx.store
     scratch = _Scratch(ctx.spark)
     parts = []
     if in_order:
@@ -462,21 +476,30 @@ def _replace_extended_and_rebuilt(
         parts.append(spec.incremental.extend(current, later))
     if late:
         groups = scratch.local(late, schema)
-        history = {s: _of_groups(spec.relevant(s, store.read(s)), GROUP, groups, late) for s in present}
+        history = {
+            s: _of_groups(spec.relevant(s, store.read(s, v)), GROUP, groups, late)
+            for s, v in job.present.items()
+        }
         parts.append(spec.build(history))
     touched = sorted(in_order + late, key=str)
     groups = scratch.local(touched, schema)
     if parts:
-        written = _gated(
-            spec,
-            ctx,
-            _union(parts),
-            lambda rows, count: _replace(spec, ctx, rows, groups, touched, metadata, count),
+        return _gated(
+            spec, ctx, _union(parts), lambda rows, count: _replace(job, rows, groups, touched, count)
         )
-    else:  # no touched group: a commit of the watermarks alone
-        written = _replace(spec, ctx, store.read(spec.table).limit(0), groups, touched, metadata)
-        record_dq(ctx, spec.table, no_rows_outcomes(_suite(spec, ctx)))
-    return written, len(in_order), len(late)
+    # no touched group: a commit of the watermarks alone
+    written = _replace(job, store.read(spec.table).limit(0), groups, touched)
+    record_dq(ctx, spec.table, no_rows_outcomes(_suite(spec, ctx)))
+    return written
+
+
+PATHS: dict[GoldPath, Callable[[GoldJob], TaskResult]] = {
+    GoldPath.FULL: _full_build,
+    GoldPath.APPEND: _append_new_rows,
+    GoldPath.ACCUMULATE: _accumulate_new_rows,
+    GoldPath.EXTEND: _extend_touched_groups,
+    GoldPath.REBUILD: _rebuild_touched_groups,
+}
 
 
 def _is_late(spec: GoldTableSpec, source: str, newest_seen: dict[str, int | None]) -> Column:

@@ -134,8 +134,11 @@ class DeltaRsEngine(Engine):
         """The table at `version`, or its latest version (a kept handle brought forward)."""
         if version is None:
             return self._snapshots.latest(path)
-        if not DeltaTable.is_deltatable(path):
+        latest = self._snapshots.latest(path)
+        if latest is None:
             return None
+        if latest.version() == version:  # the kept handle: no log replay
+            return latest
         try:
             return DeltaTable(path, version=version)
         except TableNotFoundError:

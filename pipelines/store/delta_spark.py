@@ -29,12 +29,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from pipelines.core.locations import NotALocalPath, local_path
 from pipelines.runtime import faults
 from pipelines.runtime.spark import session_conf
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
+# The change data feed as the legacy protocol (1, 4) has it, which delta-rs creates too: both
+# engines then write each other's tables without table features (docs/engines.md, "Protocol").
+CHANGE_DATA_PROTOCOL = {CHANGE_DATA_FEED: "true", "delta.minWriterVersion": "4"}
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 # An append the caller counted at no more than this many rows is written as one file: Spark would
 # write one a partition, and a table taking a few rows a run would gather small files.
@@ -64,6 +68,14 @@ def _conflict(exc: Exception, ref: TableRef) -> Exception:
     if "DELTA_CONCURRENT" in text or "Concurrent" in text or "concurrent update" in text.lower():
         return ConcurrentWriteError(f"commit to {ref.name} conflicted with another writer: {exc}")
     return exc
+
+
+def _folder_of(location: str) -> str:
+    """A catalog's table location as a local path where it has one (else as given)."""
+    try:
+        return local_path(location, encoded=True).rstrip("/")
+    except NotALocalPath:
+        return location
 
 
 def _metric(commit: dict[str, Any], name: str) -> int | None:
@@ -192,10 +204,11 @@ class DeltaSparkEngine(Engine):
             rows = self.spark.sql(f"SHOW TBLPROPERTIES {name} ({_sql_string(CHANGE_DATA_FEED)})").collect()
             if rows and str(rows[0]["value"]).lower() == "true":
                 return True
+            properties = ", ".join(
+                f"{_sql_string(k)} = {_sql_string(v)}" for k, v in CHANGE_DATA_PROTOCOL.items()
+            )
             try:
-                self.spark.sql(
-                    f"ALTER TABLE {name} SET TBLPROPERTIES ({_sql_string(CHANGE_DATA_FEED)} = 'true')"
-                )
+                self.spark.sql(f"ALTER TABLE {name} SET TBLPROPERTIES ({properties})")
             except Exception as exc:
                 raise _conflict(exc, ref) from exc
             self.cache.forget(ref.name)
@@ -304,7 +317,8 @@ class DeltaSparkEngine(Engine):
             if ref.path is not None:  # a table of the session catalog, at its warehouse folder
                 writer = writer.option("path", ref.path)
             if ref.changes_read:
-                writer = writer.option(CHANGE_DATA_FEED, "true")
+                for key, value in CHANGE_DATA_PROTOCOL.items():
+                    writer = writer.option(key, value)
         # the commit's userMetadata from the session: a write that creates the table commits as
         # CREATE TABLE AS SELECT, which takes no write option for it
         settings = {USER_METADATA: metadata} if metadata is not None else {}
@@ -450,12 +464,22 @@ class DeltaSparkEngine(Engine):
 
     # -- the catalog ---------------------------------------------------------------------------
     def register(self, ref: TableRef) -> None:
-        """The Delta table at `ref.path` as the session catalog's `ref.catalog_name`."""
+        """The Delta table at `ref.path` as the session catalog's `ref.catalog_name`. A catalog
+        that already names another folder so (a Spark Connect server other warehouses use too)
+        is refused: the warehouse needs a schema prefix of its own."""
         if ref.path is None or not os.path.isdir(os.path.join(ref.path, "_delta_log")):
             return
-        self.spark.sql(
-            f"CREATE TABLE IF NOT EXISTS {self._name(ref)} USING DELTA LOCATION {_sql_string(ref.path)}"
-        )
+        name = self._name(ref)
+        if self.spark.catalog.tableExists(name.replace("`", "")):
+            rows = self.spark.sql(f"DESCRIBE TABLE EXTENDED {name}").collect()
+            location = next((r["data_type"] for r in rows if r["col_name"] == "Location"), None)
+            if location is not None and _folder_of(location) != ref.path.rstrip("/"):
+                raise ValueError(
+                    f"{name} names the table at {location} in this session's catalog, not {ref.path}: "
+                    "give this warehouse a schema prefix of its own (storage.schema_prefix)"
+                )
+            return
+        self.spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING DELTA LOCATION {_sql_string(ref.path)}")
         self.cache.forget(ref.name)
 
     def catalog_tables(self, schema: str) -> list[str]:

@@ -179,7 +179,7 @@ def test_an_extension_that_leaves_two_intervals_open_is_stopped(ctx):
     version = ctx.store.version(TOY)
     _land(ctx, [interval("d", 4, None)])  # after every event seen: the group is extended
     versions = gold_executor._versions(EXTENDED_SPEC, ctx.warehouse)
-    assert gold_executor._path(EXTENDED_SPEC, ctx.warehouse, *versions)[0] == gold_executor.EXTEND
+    assert gold_executor.plan(EXTENDED_SPEC, ctx.warehouse, *versions).path is gold_executor.GoldPath.EXTEND
     with pytest.raises(QualityGateError, match="'one_current_interval_per_key' failed for 2 of 4 rows"):
         gold_executor.run(EXTENDED_SPEC, ctx)
     assert ctx.store.version(TOY) == version

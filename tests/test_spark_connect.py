@@ -1,0 +1,126 @@
+"""The pipeline through Spark Connect, as Databricks serverless jobs, standard access mode clusters
+and Databricks Connect run it: `lakehouse run` with `profile: connect`, a client of a Spark
+Connect server that carries Delta (the delta-spark engine, tables by name), in two batches,
+builds the tables a local run builds from the same files, row for row; `lakehouse sql` and
+`lakehouse timeline` answer through it too."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchmarks.workload import add_increment, generate_landing
+from pipelines.orchestration.runner import run_pipeline
+from pipelines.store import open_store
+from tests.support.engines import with_engine
+from tests.support.runs import SAMPLES, data_tables, lakehouse
+from tests.support.tables import table_differences
+
+pytestmark = pytest.mark.slow  # a Spark Connect server, the pipeline through it twice a landing
+
+SECOND_LANDING = ("datahub_ece/2024-04", "openmetadata/2024-04-01", "datahub_audit/2024-03-03")
+URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
+
+
+def _conf(folder: Path, server, prefix: str) -> Path:
+    """`profile: connect` against `server`, Delta's own engine, the schemas of one warehouse."""
+    path = folder / f"connect-{prefix}.yaml"
+    settings = {
+        "profile": "connect",
+        "profiles": {"connect": {"remote": server.remote}},
+        "storage": {"engine": "delta-spark", "schema_prefix": prefix},
+    }
+    path.write_text(yaml.safe_dump(settings), encoding="utf-8")
+    return path
+
+
+def _run(conf: Path, landing: Path, warehouse: Path) -> list[str]:
+    done = lakehouse("run", "--conf", str(conf), "--landing", str(landing), "--warehouse", str(warehouse))
+    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    return done.stdout.splitlines()
+
+
+def assert_same_tables(spark, built: Path, reference: Path) -> None:
+    """Every data table of `built` holds the rows of `reference`'s (bronze by count: its lineage
+    names each run's landing folder; `source_file` left out of the others for the same reason)."""
+    ours, theirs = open_store(spark, built, "delta-rs"), open_store(spark, reference, "delta-rs")
+    assert sorted(data_tables(ours)) == sorted(data_tables(theirs))
+    for table in data_tables(theirs):
+        if table.startswith("bronze."):
+            assert ours.read(table).count() == theirs.read(table).count(), table
+            continue
+        differences = table_differences(
+            ours.read(table).drop("source_file"), theirs.read(table).drop("source_file")
+        )
+        assert differences is None, f"{table}: {differences}"
+
+
+@pytest.fixture(scope="module")
+def samples_through_connect(connect_server, tmp_path_factory):
+    """(warehouse, conf, the first run's lines): the samples in two batches through Spark Connect."""
+    root = tmp_path_factory.mktemp("connect_samples")
+    landing, warehouse = root / "landing", root / "warehouse"
+    shutil.copytree(
+        SAMPLES, landing, ignore=shutil.ignore_patterns(*[p.split("/")[-1] for p in SECOND_LANDING])
+    )
+    conf = _conf(root, connect_server, "samples_")
+    first = _run(conf, landing, warehouse)
+    for part in SECOND_LANDING:
+        shutil.copytree(SAMPLES / part, landing / part)
+    _run(conf, landing, warehouse)
+    return warehouse, conf, first
+
+
+def test_a_run_through_spark_connect_says_so_on_its_first_line(samples_through_connect):
+    _, _, lines = samples_through_connect
+    first = lines[0].split()
+    assert first[0] == "run" and "engine=delta-spark" in first and "spark=connect" in first
+
+
+def test_the_samples_in_two_batches_through_connect_equal_a_local_run(
+    spark, samples_through_connect, sample_warehouse
+):
+    warehouse, _, _ = samples_through_connect
+    built, _ = sample_warehouse
+    assert_same_tables(spark, warehouse, built.warehouse)
+
+
+def test_sql_and_timeline_answer_through_connect_as_duckdb_does(samples_through_connect):
+    warehouse, conf, _ = samples_through_connect
+    common = ["--conf", str(conf), "--warehouse", str(warehouse)]
+    query = "SELECT count(*) AS n FROM gold.tag_timeline WHERE is_current"
+    answers = {
+        engine: lakehouse("sql", *common, "--engine", engine, "--format", "json", query)
+        for engine in ("spark", "duckdb")
+    }
+    assert answers["spark"].returncode == 0, answers["spark"].stderr[-2000:]
+    assert (
+        answers["spark"].stdout == answers["duckdb"].stdout and json.loads(answers["spark"].stdout)["n"] > 0
+    )
+    timelines = {
+        engine: lakehouse("timeline", URN, *common, "--engine", engine, "--format", "json")
+        for engine in ("spark", "duckdb")
+    }
+    assert timelines["spark"].returncode == 0, timelines["spark"].stderr[-2000:]
+    assert json.loads(timelines["spark"].stdout) == json.loads(timelines["duckdb"].stdout)
+    assert json.loads(timelines["spark"].stdout)
+
+
+def test_a_generated_landing_in_two_batches_through_connect_equals_a_local_run(
+    connect_server, config, spark, tmp_path
+):
+    landing = tmp_path / "landing"
+    generate_landing(landing, 3_000, seed=5)
+    conf = _conf(tmp_path, connect_server, "generated_")
+    _run(conf, landing, tmp_path / "through_connect")
+    add_increment(landing, 300, seed=6, after_base_of=3_000)
+    _run(conf, landing, tmp_path / "through_connect")
+    local = with_engine(
+        config.with_overrides(landing=str(landing), warehouse=str(tmp_path / "local")), "delta-rs"
+    )
+    run_pipeline(local, spark=spark)
+    assert_same_tables(spark, tmp_path / "through_connect", local.warehouse)
