@@ -17,8 +17,9 @@ registered as a temporary view whose single-part name *contains* the dot,
 known table is rewritten to that quoted name (`pipelines.query.names`). Unknown names are
 left alone, so Spark's own "table not found" error names them. The gold current-state views
 of `gold/current_views.py` are registered the same way over the rewritten SQL.
-Views live in a private `spark.newSession()`, so nothing leaks into other sessions,
-and are registered lazily (only what a statement mentions), so start-up stays fast.
+Views live in a session of their own (`pipelines.runtime.spark.task_session`; a Spark Connect
+client's own session), so nothing leaks into other sessions, and are registered lazily (only
+what a statement mentions), so start-up stays fast.
 
 Read-only by construction (the views only read Parquet files) and by check
 (`pipelines.query.statements.check_read_only`, before anything runs).
@@ -35,7 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pipelines.core.warehouse_layout import LAYERS
 from pipelines.query.names import quote, referenced_names, view_definitions
 from pipelines.query.statements import Token, check_read_only, tokenize
-from pipelines.runtime.spark import REQUIRED_CONF
+from pipelines.runtime.spark import REQUIRED_CONF, task_session
 from pipelines.store import TableStore, open_store
 
 
@@ -55,7 +56,7 @@ class SqlSession:
         catalog: str = "",
         schema_prefix: str = "",
     ):
-        self.spark = spark.newSession()
+        self.spark = task_session(spark)
         for key, value in {**REQUIRED_CONF, **_shuffle_conf(spark)}.items():
             self.spark.conf.set(key, value)
         self.store: TableStore = open_store(self.spark, warehouse, engine, catalog, schema_prefix)

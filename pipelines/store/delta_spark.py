@@ -46,7 +46,7 @@ ONE_FILE_ROWS = 25_000
 HISTORY_WINDOW = 20  # commits a first look at a table's history reads; more only when asked
 COMPACTION_LOOKBACK = 100  # commits searched back for the last compaction
 # Commits that only add rows (or change no data), as DESCRIBE HISTORY names them.
-APPENDS = {"WRITE", "STREAMING UPDATE", "CREATE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT"}
+APPENDS = {"WRITE", "STREAMING UPDATE", "CREATE TABLE AS SELECT"}
 NO_DATA_CHANGE = {"OPTIMIZE", "SET TBLPROPERTIES", "CREATE TABLE", "ADD COLUMNS", "CHANGE COLUMN"}
 # Commits that replace the whole table: a count of the rows since the last one needs no more.
 REPLACES = {"CREATE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT"}
@@ -62,10 +62,23 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+# What Delta (and the catalog) say when another writer's commit or creation came first: the
+# operation was not applied, and trying it again against the new state is safe.
+CONFLICTS = (
+    "DELTA_CONCURRENT",  # ConcurrentAppend, ConcurrentDeleteRead, ConcurrentTransaction, ...
+    "DELTA_PROTOCOL_CHANGED",
+    "DELTA_METADATA_CHANGED",
+    "TABLE_OR_VIEW_ALREADY_EXISTS",  # two first writes of a shared table, side by side
+    "ConcurrentAppendException",
+    "ProtocolChangedException",
+    "MetadataChangedException",
+)
+
+
 def _conflict(exc: Exception, ref: TableRef) -> Exception:
     """A commit Delta refused because another writer's commit conflicts, as `ConcurrentWriteError`."""
     text = f"{type(exc).__name__} {exc}"
-    if "DELTA_CONCURRENT" in text or "Concurrent" in text or "concurrent update" in text.lower():
+    if any(marker in text for marker in CONFLICTS) or "concurrent update" in text.lower():
         return ConcurrentWriteError(f"commit to {ref.name} conflicted with another writer: {exc}")
     return exc
 
@@ -196,14 +209,17 @@ class DeltaSparkEngine(Engine):
         return not any(_enables_change_data(c) for c in self._window(ref, since, until))
 
     def _change_data_on(self, ref: TableRef) -> bool:
-        """The table records its change data; switched on where it does not (a table another
-        engine or an older release created), in a commit of its own."""
+        """The table records its change data. A table later tasks read the new rows of
+        (`TableRef.changes_read`) that another engine or an older release created without it
+        gets it here, in a commit of its own; the others (gold, ops) are left as they are."""
 
         def ask() -> bool:
             name = self._name(ref)
             rows = self.spark.sql(f"SHOW TBLPROPERTIES {name} ({_sql_string(CHANGE_DATA_FEED)})").collect()
             if rows and str(rows[0]["value"]).lower() == "true":
                 return True
+            if not ref.changes_read:
+                return False
             properties = ", ".join(
                 f"{_sql_string(k)} = {_sql_string(v)}" for k, v in CHANGE_DATA_PROTOCOL.items()
             )
@@ -224,10 +240,9 @@ class DeltaSparkEngine(Engine):
     def count_added_since(self, ref: TableRef, version: int | None) -> int:
         """From Delta's operation metrics of the commits since (no Spark job) where each only
         appended and recorded its rows; else by counting what `read_added_since` returns."""
-        if version is not None and self._changes_recorded(ref, version):
-            window = self._window(ref, version)
-            added = [_rows_added(c) if _appends_only(c) else None for c in window]
-            if all(n is not None for n in added):
+        if version is not None:
+            added = [_rows_added(c) if _appends_only(c) else None for c in self._window(ref, version)]
+            if all(n is not None for n in added) and self._changes_recorded(ref, version):
                 return sum(added)
             return self.read_added_since(ref, version).count()
         total = self._rows_since_replaced(ref)

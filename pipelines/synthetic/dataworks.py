@@ -31,11 +31,15 @@ def _kebab(name: str) -> str:
 class DataWorksWorld:
     """Nodes, files and task instances; instance status walks a plausible path and finishes."""
 
-    def __init__(self, rng: random.Random, clock: Callable[[], int], fc_budget: int) -> None:
+    def __init__(
+        self, rng: random.Random, clock: Callable[[], int], fc_budget: int, first_serial: int = 0
+    ) -> None:
+        """`first_serial`: where the instance and workflow ids of this batch start, so that a later
+        batch of the same feed continues DataWorks' id sequence instead of reusing its ids."""
         self.rng, self.clock, self.fc_budget = rng, clock, fc_budget
         self.instances = Bag()  # (taskId, nodeId, dagId, path, step)
         self.nodes = Bag()
-        self.serial = 0
+        self.serial = first_serial
         self.pick_action = weighted(
             rng,
             [

@@ -101,7 +101,8 @@ def generate(
             )
         else:
             fc_budget = min(100, max(1, plan.unique // 100)) if plan.unique >= 20 else 0
-            world = DataWorksWorld(rng, clock, fc_budget)
+            # ids continue with time: a later window (a feed's next batch) never reuses an instance id
+            world = DataWorksWorld(rng, clock, fc_budget, first_serial=max(0, (window[0] - START_MS) // 1000))
             written[source] = _drive_dataworks(
                 Sink(folder, plan, rng, records_per_file=per_file), world.records()
             )

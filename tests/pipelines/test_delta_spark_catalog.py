@@ -69,16 +69,16 @@ def test_lakehouse_sql_resolves_catalog_names_natively_and_keeps_time_travel(del
 def test_with_a_catalog_the_tables_are_that_catalogs_managed_tables(delta_spark, tmp_path):
     """As on Databricks with Unity Catalog: tables addressed by `<catalog>.<schema>.<table>`,
     no folder of theirs under the warehouse, and the store's reads and writes unchanged."""
-    delta_spark.sql(f"CREATE SCHEMA IF NOT EXISTS uc_gold LOCATION '{tmp_path / 'managed'}'")
+    delta_spark.sql(f"CREATE SCHEMA IF NOT EXISTS uc_silver LOCATION '{tmp_path / 'managed'}'")
     store = open_store(delta_spark, tmp_path / "warehouse", "delta-spark", "spark_catalog", "uc_")
-    store.append(_rows(delta_spark, [1, 2]), "gold.managed", metadata={"source_version": 1})
-    version = store.version("gold.managed")
-    store.append(_rows(delta_spark, [3]), "gold.managed", metadata={"source_version": 2})
-    assert sorted(r.id for r in store.read_added_since("gold.managed", version).collect()) == [3]
-    assert store.last_metadata("gold.managed", "source_version") == 2
-    assert store.tables() == ["gold.managed"]
-    assert sorted(r.id for r in delta_spark.table("spark_catalog.uc_gold.managed").collect()) == [1, 2, 3]
-    assert not (tmp_path / "warehouse" / "gold").exists()
+    store.append(_rows(delta_spark, [1, 2]), "silver.managed", metadata={"source_version": 1})
+    version = store.version("silver.managed")
+    store.append(_rows(delta_spark, [3]), "silver.managed", metadata={"source_version": 2})
+    assert sorted(r.id for r in store.read_added_since("silver.managed", version).collect()) == [3]
+    assert store.last_metadata("silver.managed", "source_version") == 2
+    assert store.tables() == ["silver.managed"]
+    assert sorted(r.id for r in delta_spark.table("spark_catalog.uc_silver.managed").collect()) == [1, 2, 3]
+    assert not (tmp_path / "warehouse" / "silver").exists()
 
 
 def test_lakehouse_run_and_sql_on_delta_spark_from_the_command_line(delta_spark, tmp_path):

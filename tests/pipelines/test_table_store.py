@@ -65,13 +65,13 @@ def test_partitioned_overwrite_touches_only_named_partitions(any_store, spark):
 
 def test_reads_keep_the_tables_column_order_partitioned_or_not(any_store, spark):
     """Spark's parquet reader puts partition columns last; readers must get the table's order."""
-    any_store.append(_rows(spark, [(1, "a", "d1")]), "gold.p", partition_by=["day"])
-    any_store.append(_rows(spark, [(2, "b", "d2")]), "gold.p", partition_by=["day"])
+    any_store.append(_rows(spark, [(1, "a", "d1")]), "silver.p", partition_by=["day"])
+    any_store.append(_rows(spark, [(2, "b", "d2")]), "silver.p", partition_by=["day"])
     any_store.append(_rows(spark, [(1, "a", "d1")]), "gold.u")
-    for table in ("gold.p", "gold.u"):
+    for table in ("silver.p", "gold.u"):
         assert any_store.read(table).columns == ["id", "name", "day", "ts"]
-    assert any_store.read_added_since("gold.p", 0).columns == ["id", "name", "day", "ts"]
-    assert _sorted(any_store.read_added_since("gold.p", 0), "id", "day") == [(2, "d2")]
+    assert any_store.read_added_since("silver.p", 0).columns == ["id", "name", "day", "ts"]
+    assert _sorted(any_store.read_added_since("silver.p", 0), "id", "day") == [(2, "d2")]
 
 
 def test_partition_columns_survive_with_odd_values(any_store, spark):
