@@ -1,8 +1,9 @@
 """`lakehouse`: run the pipeline, query it, generate data, report on quality, maintain tables.
 
-`lakehouse-task --task KEY` (`task_main`) runs one task of the task graph: it is the
-entry point of every task of the exported Databricks job, which also passes it the landing
-and warehouse folders, the Unity Catalog catalog and schema prefix, the profile and the engine.
+`lakehouse-task --group KEY` (`task_main`) runs one group of the task graph
+(`pipelines.core.task_groups`): it is the entry point of every task of the exported Databricks
+job, which also passes it the landing and warehouse folders, the Unity Catalog catalog and
+schema prefix, the profile and the engine; `--maintenance` is the job's last task.
 """
 
 from __future__ import annotations
@@ -42,12 +43,20 @@ def _run_and_summarize(
     spark=None,
     lock: bool = True,
     notes: dict[str, str] | None = None,
+    compact: bool = True,
 ) -> None:
     """One pipeline run, then its one-line summary."""
     from pipelines.orchestration.runner import run_pipeline
 
     summary = run_pipeline(
-        config, layers, graph=graph, log_format=log_format, spark=spark, lock=lock, notes=notes
+        config,
+        layers,
+        graph=graph,
+        log_format=log_format,
+        spark=spark,
+        lock=lock,
+        notes=notes,
+        compact=compact,
     )
     print(
         f"done       run_id={summary.run_id}  bronze_rows={summary.total('rows_out', 'bronze')}  "
@@ -259,18 +268,18 @@ def cmd_dq_report(args: argparse.Namespace) -> int:
 
 
 def cmd_bundle(args: argparse.Namespace) -> int:
-    from pipelines.deploy import bundle
+    from pipelines import deploy
 
     config = load_config(args.conf)
     root = Path(args.out) if args.out else PROJECT_ROOT
     if args.check:
-        problems = bundle.check(root, config=config)
+        problems = deploy.check(root, config=config)
         for problem in problems:
             print(f"lakehouse bundle: {problem}", file=sys.stderr)
         if not problems:
             print(f"bundle under {root} is current and valid")
         return 1 if problems else 0
-    for path in bundle.export(root, config=config):
+    for path in deploy.export(root, config=config):
         print(path)
     return 0
 
@@ -438,26 +447,38 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def cmd_task(args: argparse.Namespace) -> int:
-    from pipelines.core.graph import Task, TaskGraph, load_graph
+    """One task of the Databricks job: a group of tables (`--group`), one table (`--task`), or
+    the maintenance step (`--maintenance`). Upstream tasks are the Jobs service's to order: the
+    tables run alone, their dependencies on other tasks taken as met, and leave compaction to
+    the maintenance step, which runs after every group."""
+    from pipelines.core.graph import load_graph
+    from pipelines.core.task_groups import group_graph
 
     config = _config(args)
     if args.profile is None and os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         config = config.with_overrides(profile="databricks")  # on a cluster: its session
+    if args.ip_salt_secret:
+        from pipelines.deploy.secrets import salt_from_secret
+
+        salt_from_secret(config.section("privacy")["ip_salt_env"], args.ip_salt_secret)
+    if args.maintenance:
+        from pipelines.orchestration.maintenance import run_maintenance
+
+        run_maintenance(config, log_format=args.log_format)
+        return 0
     graph = load_graph()
-    task = next((t for t in graph.tasks if t.key == args.task), None)
-    if task is None:
-        raise ConfigError(f"unknown task '{args.task}'; the graph has {[t.key for t in graph.tasks]}")
-    # Dependencies are the orchestrator's job here: the task runs alone.
-    single = TaskGraph(graph.name, (Task(task.key, task.module),), graph.schedule, graph.retries)
+    part = group_graph(graph, args.group) if args.group else graph.only([args.task])
+    layers = tuple(dict.fromkeys(t.layer for t in part.ordered()))
     # a task of the Databricks job: the Jobs service runs one run of the job at a time
     on_cluster = bool(config.profile.get("use_existing_session"))
-    _run_and_summarize(config, (task.layer,), args.log_format, graph=single, lock=not on_cluster)
+    _run_and_summarize(config, layers, args.log_format, graph=part, lock=not on_cluster, compact=False)
     return 0
 
 
 def task_main(argv: list[str] | None = None) -> int:
-    """`lakehouse-task --task KEY [--conf FILE] [--landing DIR] [--warehouse DIR] [--catalog NAME]
-    [--schema-prefix PREFIX] [--profile NAME] [--engine ENGINE]`: run one task of conf/jobs.yaml.
+    """`lakehouse-task (--group KEY | --task KEY | --maintenance) [--conf FILE] [--landing DIR]
+    [--warehouse DIR] [--catalog NAME] [--schema-prefix PREFIX] [--profile NAME] [--engine ENGINE]
+    [--ip-salt-secret SCOPE/KEY]`: run part of conf/jobs.yaml as a task of the Databricks job.
 
     Returns 0; a failure raises SystemExit with its exit code, as a refused option does. The
     Databricks Jobs service calls a wheel task's entry point as a function and fails the task

@@ -1,88 +1,124 @@
 """`lakehouse bundle`: the task graph (`conf/jobs.yaml`) exported as a Databricks Asset Bundle.
 
-The graph is the one source of truth: the local runner orders the same tasks,
-and on Databricks each task runs `lakehouse-task --task <key>` from the project's
-wheel on a small job cluster, with the bundle's variables (landing and warehouse
-folders, Unity Catalog catalog and schema prefix, node type, runtime) as parameters.
-The wheel carries the default configuration, the catalogs and the suites
-(`pipelines.core.defaults`), so a task needs nothing else from the repository.
+The graph is the one source of truth: the job's tasks are its task groups
+(`pipelines.core.task_groups`), each running `lakehouse-task --group <key>` from the
+project's wheel, their `depends_on` follow from the tasks' dependencies, and a last
+`maintenance` task compacts the tables. The wheel carries the default configuration, the
+catalogs and the suites (`pipelines.core.defaults`), so a task needs nothing else from the
+repository.
 
-The exported files are committed; `--check` re-exports in memory and validates
-offline: the job against databricks-bundles' typed models (every key known, every
-value of its type, `${...}` references where a model allows them), every `${var.X}`
-declared, the task parameters accepted by `lakehouse-task`, entry points declared in
-pyproject.toml, a valid Quartz cron and time zone, and the same tasks and edges as
-the graph. databricks.yml has no model there: `databricks bundle validate` checks the
-rest of it against a workspace.
+Three files, all generated and committed:
+- `databricks.yml`: the variables, the wheel artifact and three targets: `dev` (development
+  mode: names, schemas and volumes carry the deploying user's prefix, the schedule is paused),
+  `prod` (production mode: one copy under `workspace.root_path`, run as a service principal,
+  permissions) and `serverless` (development mode on serverless compute);
+- `resources/<job>_job.yml`: the job without compute, then each target's compute: a job
+  cluster (classic targets; the IP salt from a secret scope in `spark_env_vars`) or a serverless
+  environment holding the wheel (each task's `environment_key`);
+- `resources/<job>_storage.yml`: the schema holding the landing and warehouse volumes, with the
+  grants the production job's service principal needs.
+
+The tables are Unity Catalog managed tables `<catalog>.<schema_prefix><layer>.<table>`; the
+schema prefix is the storage schema's name plus `_`, so each target's tables follow the name
+its mode gives that schema (`dev_<user>_lakehouse_gold` in dev, `lakehouse_gold` in prod).
+`pipelines.deploy.bundle_check` validates the files offline (`lakehouse bundle --check`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import dataclasses
-import io
-import re
-import types
-import typing
-import zoneinfo
-from enum import Enum
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 import yaml
 
-from pipelines.core.config import PROJECT_ROOT, Config, load_config
+from pipelines.core.config import Config, load_config
 from pipelines.core.graph import TaskGraph, load_graph
-from pipelines.deploy.task_parameters import task_parser
+from pipelines.core.task_groups import task_groups
 from pipelines.runtime.spark import REQUIRED_CONF
 
 PACKAGE = "catalog-lakehouse"
 TASK_ENTRY_POINT = "lakehouse-task"
-WHEEL = "../dist/*.whl"  # relative to the job file in resources/
+WHEEL = "../dist/*.whl"  # relative to the job file in resources/, where the artifact builds it
 CLUSTER_KEY = "lakehouse_cluster"
+ENVIRONMENT_KEY = "lakehouse"
+# Serverless environment 4: Python 3.12 and Databricks Connect 17 (Spark 4), what the wheel needs.
+SERVERLESS_ENVIRONMENT_VERSION = "4"
+MAINTENANCE_TASK = "maintenance"
+STORAGE_SCHEMA = "lakehouse"  # resources.schemas key and name: the volumes' schema, the tables' prefix
+SCHEMA_NAME = "${resources.schemas." + STORAGE_SCHEMA + ".name}"  # with the target mode's prefix
+IP_SALT_KEY = "ip_salt"  # the secret's key in the scope `var.secret_scope`
+IP_SALT_SECRET = "${var.secret_scope}/" + IP_SALT_KEY
+CLASSIC_TARGETS = ("dev", "prod")
+SERVERLESS_TARGET = "serverless"
+USER = "${workspace.current_user.short_name}"
 CLUSTER = {
     "spark_version": "${var.spark_version}",
     "node_type_id": "${var.node_type_id}",
     "num_workers": 1,
-    # dedicated access: UC tables with the full Spark API (delta-spark's JVM calls), which standard mode blocks
-    "data_security_mode": "SINGLE_USER",
+    # dedicated access: delta-spark reaches Delta's JVM classes, which standard access mode blocks
+    "data_security_mode": "DATA_SECURITY_MODE_DEDICATED",
 }
 # end-of-line comments written into the exported YAML, by key
-COMMENTS = {"data_security_mode": "dedicated access: Unity Catalog with the full Spark API (delta-spark)"}
-# The bundle's variables: the top-level defaults are for the dev target; prod passes its own (--var).
+COMMENTS = {
+    "data_security_mode": "dedicated access: the delta-spark engine uses Delta's JVM classes",
+    "spark_env_vars": "the IP salt, resolved by Databricks from the secret scope (never in the job)",
+}
 VARIABLES = {
-    "landing": {
-        "description": "Landing folder the bronze tasks read, e.g. a Unity Catalog volume",
-        "default": "/Volumes/main/catalog_lakehouse/landing",
-    },
-    "warehouse": {
-        "description": "Warehouse folder: the run's own files (lock, validation documents, reports)",
-        "default": "/Volumes/main/catalog_lakehouse/warehouse",
-    },
     "catalog": {
-        "description": "Unity Catalog catalog of the tables, <catalog>.<schema_prefix><layer>.<table>",
+        "description": "Unity Catalog catalog of the tables and volumes: <catalog>.<schema_prefix><layer>.<table>",
         "default": "main",
     },
     "schema_prefix": {
-        "description": "Prefix of each layer's schema (dev_: dev_bronze, dev_silver, dev_gold)",
-        "default": "",
+        "description": "Prefix of each layer's schema (<prefix>bronze, ...): the storage schema's name, "
+        "which each target's mode prefixes, and _",
+        "default": SCHEMA_NAME + "_",
+    },
+    "landing": {
+        "description": "Landing folder the bronze tasks read: the bundle's landing volume, or any volume path",
+        "default": f"/Volumes/${{var.catalog}}/{SCHEMA_NAME}/landing",
+    },
+    "warehouse": {
+        "description": "Warehouse folder for the run's own files (validation documents, reports)",
+        "default": f"/Volumes/${{var.catalog}}/{SCHEMA_NAME}/warehouse",
     },
     "conf": {
         "description": "YAML file merged over the wheel's conf/lakehouse.yaml (empty: none)",
         "default": "",
     },
-    "node_type_id": {  # no default: a node type is the one setting tied to the workspace's cloud
-        "description": "Node type of the job cluster, e.g. i3.xlarge (AWS), Standard_D4ds_v5 (Azure), n2-highmem-4 (GCP)",
+    "node_type_id": {
+        "description": "Node type of the job cluster: i3.xlarge (AWS), Standard_D4ds_v5 (Azure), "
+        "n2-highmem-4 (GCP)",
+        "default": "i3.xlarge",
     },
     "spark_version": {
         "description": "Databricks Runtime of the job cluster",
         "default": "17.3.x-scala2.13",
     },
+    "secret_scope": {
+        "description": f"Secret scope holding the IP salt under the key {IP_SALT_KEY}",
+        "default": "catalog_lakehouse",
+    },
+    "service_principal": {
+        "description": "Application ID of the service principal the prod job runs as (prod looks it up by name)",
+        "default": "",
+    },
+    "operators": {
+        "description": "Group that manages the prod deployment",
+        "default": "admins",
+    },
 }
-TARGET_VARIABLES = {"dev": {"schema_prefix": "dev_"}}
-# what every task passes to lakehouse-task besides --task (`--option=value`: an empty value stays one)
+SERVICE_PRINCIPAL_NAME = "catalog-lakehouse"  # the display name prod looks up
+HEADER = "# Generated by `lakehouse bundle` from conf/jobs.yaml: edit that file and re-export.\n"
+
+
+def job_file(graph: TaskGraph) -> str:
+    return f"resources/{graph.name}_job.yml"
+
+
+def storage_file(graph: TaskGraph) -> str:
+    return f"resources/{graph.name}_storage.yml"
+
+
 TASK_OPTIONS = {
     "conf": "${var.conf}",
     "landing": "${var.landing}",
@@ -91,47 +127,154 @@ TASK_OPTIONS = {
     "schema-prefix": "${var.schema_prefix}",
     "profile": "databricks",
     "engine": "delta-spark",
+    "ip-salt-secret": IP_SALT_SECRET,
 }
-HEADER = "# Generated by `lakehouse bundle` from conf/jobs.yaml: edit that file and re-export.\n"
 
 
-def job_file(graph: TaskGraph) -> str:
-    return f"resources/{graph.name}_job.yml"
+def task_parameters(first: str) -> list[str]:
+    """`lakehouse-task`'s parameters: `first` (`--group=KEY` or `--maintenance`), then the options
+    every task passes (`--option=value`: an empty value stays one parameter)."""
+    return [first, *(f"--{option}={value}" for option, value in TASK_OPTIONS.items())]
 
 
-def task_parameters(key: str) -> list[str]:
-    return [f"--task={key}", *(f"--{option}={value}" for option, value in TASK_OPTIONS.items())]
+def _wheel_task(first: str) -> dict:
+    return {"package_name": PACKAGE, "entry_point": TASK_ENTRY_POINT, "parameters": task_parameters(first)}
+
+
+def job_document(graph: TaskGraph) -> dict:
+    """The job as every target shares it: one task per task group, then the maintenance task,
+    no compute (each target adds its own)."""
+    groups = task_groups(graph)
+    tasks = [
+        {
+            "task_key": group.key,
+            **({"depends_on": [{"task_key": d} for d in group.depends_on]} if group.depends_on else {}),
+            "python_wheel_task": _wheel_task(f"--group={group.key}"),
+            "max_retries": graph.retries,
+        }
+        for group in groups
+    ]
+    tasks.append(
+        {
+            "task_key": MAINTENANCE_TASK,
+            "depends_on": [{"task_key": group.key} for group in groups],
+            "run_if": "ALL_DONE",  # compaction is safe after a failed group, and due all the same
+            "python_wheel_task": _wheel_task("--maintenance"),
+            "max_retries": graph.retries,
+        }
+    )
+    return {"name": graph.name, "max_concurrent_runs": 1, "schedule": dict(graph.schedule), "tasks": tasks}
+
+
+def classic_compute(graph: TaskGraph, config: Config) -> dict:
+    """A target's job cluster, and each task on it with the wheel."""
+    spark_conf = {**config.raw["profiles"]["databricks"].get("spark_conf", {}), **REQUIRED_CONF}
+    salt_env = config.section("privacy")["ip_salt_env"]
+    cluster = {
+        **CLUSTER,
+        "spark_conf": {k: str(v) for k, v in sorted(spark_conf.items())},
+        "spark_env_vars": {salt_env: "{{secrets/" + IP_SALT_SECRET + "}}"},
+    }
+    return {
+        "job_clusters": [{"job_cluster_key": CLUSTER_KEY, "new_cluster": cluster}],
+        "tasks": [
+            {"task_key": key, "job_cluster_key": CLUSTER_KEY, "libraries": [{"whl": WHEEL}]}
+            for key in _task_keys(graph)
+        ],
+    }
+
+
+def serverless_compute(graph: TaskGraph) -> dict:
+    """Serverless: an environment holding the wheel, named by every task."""
+    environment = {
+        "environment_key": ENVIRONMENT_KEY,
+        "spec": {"environment_version": SERVERLESS_ENVIRONMENT_VERSION, "dependencies": [WHEEL]},
+    }
+    return {
+        "environments": [environment],
+        "tasks": [{"task_key": key, "environment_key": ENVIRONMENT_KEY} for key in _task_keys(graph)],
+    }
+
+
+def _task_keys(graph: TaskGraph) -> list[str]:
+    return [group.key for group in task_groups(graph)] + [MAINTENANCE_TASK]
+
+
+def targets() -> dict:
+    """databricks.yml's targets."""
+    production_root = "/Workspace/Shared/.bundle/${bundle.name}/${bundle.target}"
+    return {
+        "dev": {"mode": "development", "default": True},
+        "prod": {
+            "mode": "production",
+            "workspace": {"root_path": production_root},
+            "variables": {"service_principal": {"lookup": {"service_principal": SERVICE_PRINCIPAL_NAME}}},
+            "run_as": {"service_principal_name": "${var.service_principal}"},
+            "permissions": [
+                {"level": "CAN_MANAGE", "group_name": "${var.operators}"},
+                {"level": "CAN_VIEW", "group_name": "users"},
+            ],
+        },
+        SERVERLESS_TARGET: {
+            "mode": "development",
+            # its own prefix: a dev and a serverless deployment of one user write distinct schemas
+            "presets": {"name_prefix": f"[serverless {USER}] "},
+        },
+    }
+
+
+def storage_document() -> dict:
+    """The schema holding the volumes; prod grants its service principal what the job needs and
+    keeps a destroy from dropping them."""
+    volumes = {
+        name: {
+            "catalog_name": "${var.catalog}",
+            "schema_name": SCHEMA_NAME,
+            "name": name,
+            "volume_type": "MANAGED",
+            "comment": comment,
+        }
+        for name, comment in (
+            ("landing", "Landing files the bronze tasks ingest, one folder per source"),
+            ("warehouse", "The run's own files: GX validation documents, the data-quality report"),
+        )
+    }
+    schema = {
+        "catalog_name": "${var.catalog}",
+        "name": STORAGE_SCHEMA,
+        "comment": "catalog-lakehouse: the landing and warehouse volumes; the tables are in <this name>_<layer>",
+    }
+    principal = "${var.service_principal}"
+    prod = {
+        "schemas": {
+            STORAGE_SCHEMA: {
+                "grants": [{"principal": principal, "privileges": ["USE_SCHEMA"]}],
+                "lifecycle": {"prevent_destroy": True},
+            }
+        },
+        "volumes": {
+            name: {
+                "grants": [{"principal": principal, "privileges": ["READ_VOLUME", "WRITE_VOLUME"]}],
+                "lifecycle": {"prevent_destroy": True},
+            }
+            for name in volumes
+        },
+    }
+    return {
+        "resources": {"schemas": {STORAGE_SCHEMA: schema}, "volumes": volumes},
+        "targets": {"prod": {"resources": prod}},
+    }
 
 
 def bundle_documents(graph: TaskGraph, config: Config) -> dict[str, dict]:
     """Relative path -> YAML document of every bundle file."""
-    spark_conf = {**config.raw["profiles"]["databricks"].get("spark_conf", {}), **REQUIRED_CONF}
-    tasks = [
-        {
-            "task_key": task.key,
-            **({"depends_on": [{"task_key": d} for d in task.depends_on]} if task.depends_on else {}),
-            "job_cluster_key": CLUSTER_KEY,
-            "python_wheel_task": {
-                "package_name": PACKAGE,
-                "entry_point": TASK_ENTRY_POINT,
-                "parameters": task_parameters(task.key),
-            },
-            "libraries": [{"whl": WHEEL}],
-            "max_retries": graph.retries,
-        }
-        for task in graph.ordered()
-    ]
+    compute = {target: classic_compute(graph, config) for target in CLASSIC_TARGETS}
+    compute[SERVERLESS_TARGET] = serverless_compute(graph)
     job = {
-        "name": graph.name,
-        "max_concurrent_runs": 1,
-        "schedule": dict(graph.schedule),
-        "job_clusters": [
-            {
-                "job_cluster_key": CLUSTER_KEY,
-                "new_cluster": {**CLUSTER, "spark_conf": {k: str(v) for k, v in sorted(spark_conf.items())}},
-            }
-        ],
-        "tasks": tasks,
+        "resources": {"jobs": {graph.name: job_document(graph)}},
+        "targets": {
+            target: {"resources": {"jobs": {graph.name: settings}}} for target, settings in compute.items()
+        },
     }
     root = {
         "bundle": {"name": graph.name},
@@ -145,12 +288,9 @@ def bundle_documents(graph: TaskGraph, config: Config) -> dict[str, dict]:
                 "files": [{"source": "dist/*.whl"}],
             }
         },
-        "targets": {
-            "dev": {"mode": "development", "default": True, "variables": dict(TARGET_VARIABLES["dev"])},
-            "prod": {"mode": "production"},
-        },
+        "targets": targets(),
     }
-    return {"databricks.yml": root, job_file(graph): {"resources": {"jobs": {graph.name: job}}}}
+    return {"databricks.yml": root, job_file(graph): job, storage_file(graph): storage_document()}
 
 
 def render(documents: dict[str, dict]) -> dict[str, str]:
@@ -179,381 +319,3 @@ def export(out: Path, graph: TaskGraph | None = None, config: Config | None = No
         path.write_text(text, encoding="utf-8")
         written.append(path)
     return written
-
-
-def check(
-    root: Path = PROJECT_ROOT, graph: TaskGraph | None = None, config: Config | None = None
-) -> list[str]:
-    """Problems with the committed bundle under `root` (empty when it is current and valid)."""
-    graph = graph or load_graph()
-    expected = render(bundle_documents(graph, config or load_config()))
-    problems = []
-    documents = {}
-    for relative, text in expected.items():
-        path = root / relative
-        if not path.is_file():
-            problems.append(f"{relative} is missing: run `lakehouse bundle`")
-            continue
-        committed = path.read_text(encoding="utf-8")
-        if committed != text:
-            problems.append(
-                f"{relative} differs from a fresh export of conf/jobs.yaml: run `lakehouse bundle`"
-            )
-        try:
-            documents[relative] = yaml.safe_load(committed)
-        except yaml.YAMLError as exc:
-            problems.append(f"{relative}: not valid YAML ({exc.__class__.__name__})")
-    if len(documents) == len(expected):
-        problems += validate(documents, root, project_scripts(root / "pyproject.toml"))
-        problems += graph_drift(graph, documents[job_file(graph)])
-    return problems
-
-
-# -- offline validation ------------------------------------------------------------
-
-MODES = {"development", "production"}
-REFERENCE = re.compile(r"\$\{var\.([A-Za-z_][\w-]*)")
-WHOLE_REFERENCE = re.compile(r"\$\{[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*(\[[0-9]+\])*)*\}")
-
-
-def validate(documents: dict[str, dict], root: Path, scripts: dict[str, str]) -> list[str]:
-    """Offline checks of a bundle: typed job models, variables, references, entry points, schedules."""
-    problems = []
-    main = documents.get("databricks.yml")
-    if not isinstance(main, dict):
-        return ["databricks.yml: top level must be a mapping"]
-    if not (main.get("bundle") or {}).get("name"):
-        problems.append("databricks.yml: bundle.name is required")
-    targets = main.get("targets") or {}
-    for name, target in targets.items():
-        if (target or {}).get("mode", "development") not in MODES:
-            problems.append(f"databricks.yml: targets.{name}.mode must be one of {sorted(MODES)}")
-    problems += variable_problems(documents)
-    included = {str(p.relative_to(root)) for pattern in main.get("include", []) for p in root.glob(pattern)}
-    for relative, doc in documents.items():
-        if relative == "databricks.yml":
-            continue
-        if relative not in included:
-            problems.append(f"{relative}: not matched by databricks.yml include")
-        if not isinstance(doc, dict) or not isinstance(doc.get("resources"), dict):
-            problems.append(f"{relative}: must hold a `resources` mapping")
-            continue
-        for kind, resources in doc["resources"].items():
-            if kind != "jobs":
-                problems.append(f"{relative}: resources.{kind}: `lakehouse bundle` exports jobs only")
-                continue
-            if not isinstance(resources, dict):
-                problems.append(f"{relative}: resources.jobs must be a mapping of job names to jobs")
-                continue
-            for job_name, job in resources.items():
-                where = f"{relative}: resources.jobs.{job_name}"
-                typed = job_model_problems(job, where)
-                problems += typed
-                if not typed:  # the shape is right: its references and settings can be read
-                    problems += _job_problems(job, f"{relative}: job {job_name}", scripts)
-    return problems
-
-
-def variable_problems(documents: dict[str, dict]) -> list[str]:
-    """Every `${var.X}` declared under databricks.yml `variables`, every declared one used, every
-    target's variables declared, and each one without a default given by every target."""
-    main = documents["databricks.yml"]
-    declared = main.get("variables") or {}
-    if not isinstance(declared, dict):
-        return ["databricks.yml: variables must be a mapping"]
-    used: dict[str, str] = {}
-    for relative, doc in documents.items():
-        for name in _references(doc):
-            used.setdefault(name, relative)
-    problems = [
-        f"{relative}: ${{var.{name}}} is not declared under databricks.yml variables"
-        for name, relative in sorted(used.items())
-        if name not in declared
-    ]
-    problems += [
-        f"databricks.yml: variable '{name}' is declared but never used"
-        for name in declared
-        if name not in used
-    ]
-    for target, settings in (main.get("targets") or {}).items():
-        for name in (settings or {}).get("variables") or {}:
-            if name not in declared:
-                problems.append(f"databricks.yml: targets.{target}.variables.{name} is not declared")
-    return problems
-
-
-def _references(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return REFERENCE.findall(value)
-    if isinstance(value, dict):
-        return [name for item in value.values() for name in _references(item)]
-    if isinstance(value, list):
-        return [name for item in value for name in _references(item)]
-    return []
-
-
-# -- the job against databricks-bundles' typed models ------------------------------
-
-
-def job_model_problems(job: Any, where: str) -> list[str]:
-    """What in `job` databricks-bundles' `Job` model does not accept, by path.
-
-    `Job.from_dict` raises at the first unknown key and converts wrong scalar types quietly
-    (`str(...)`, `int(...)`), so the document is first walked against the same dataclasses'
-    type hints, strictly; what passes is then built with `Job.from_dict` itself."""
-    try:
-        from databricks.bundles.jobs import Job
-    except ImportError:  # pragma: no cover - an install without the `bundle` extra
-        return [
-            f"{where}: cannot check: install databricks-bundles (pip install 'catalog-lakehouse[bundle]')"
-        ]
-    problems = model_problems(job, Job, where)
-    if not problems:
-        try:
-            Job.from_dict(copy.deepcopy(job))
-        except Exception as exc:  # the package's own construction is the last word
-            problems.append(f"{where}: databricks-bundles rejects the job: {exc}")
-    return problems
-
-
-@cache
-def _hints(model: type) -> tuple[dict[str, Any], dict[str, dataclasses.Field]]:
-    return typing.get_type_hints(model), {f.name: f for f in dataclasses.fields(model)}
-
-
-def _required(field: dataclasses.Field) -> bool:
-    return field.default is dataclasses.MISSING and field.default_factory is dataclasses.MISSING
-
-
-def _kind(value: Any) -> str:
-    return "null" if value is None else type(value).__name__
-
-
-def _is_reference(value: Any) -> bool:
-    """A whole `${...}` string: what the models' `Variable` accepts in place of any type."""
-    return isinstance(value, str) and WHOLE_REFERENCE.fullmatch(value) is not None
-
-
-def model_problems(value: Any, model: Any, where: str) -> list[str]:
-    """What in `value` does not fit `model`, a type of databricks-bundles' dataclasses: unknown
-    and missing keys, and values of the wrong type (no conversions: `true` is not an int, 17.3
-    is not a string), by path."""
-    from databricks.bundles.core import Variable
-
-    origin = typing.get_origin(model)
-    if model is Any:
-        return []
-    if origin is Variable:
-        return [] if _is_reference(value) else [f"{where}: must be a ${{...}} reference"]
-    if origin is typing.Union or origin is types.UnionType:
-        options = typing.get_args(model)
-        if value is None:
-            return [] if type(None) in options else [f"{where}: must not be null"]
-        if _is_reference(value) and any(typing.get_origin(o) is Variable for o in options):
-            return []
-        concrete = [o for o in options if typing.get_origin(o) is not Variable and o is not type(None)]
-        return model_problems(value, concrete[0], where) if concrete else [f"{where}: must be a reference"]
-    if origin is list:
-        if not isinstance(value, list):
-            return [f"{where}: must be a list, got {_kind(value)}"]
-        (item,) = typing.get_args(model)
-        return [p for i, v in enumerate(value) for p in model_problems(v, item, f"{where}[{i}]")]
-    if origin is dict:
-        if not isinstance(value, dict):
-            return [f"{where}: must be a mapping, got {_kind(value)}"]
-        _, item = typing.get_args(model)
-        return [p for k, v in value.items() for p in model_problems(v, item, f"{where}.{k}")]
-    if dataclasses.is_dataclass(model):
-        if not isinstance(value, dict):
-            return [f"{where}: must be a mapping ({model.__name__}), got {_kind(value)}"]
-        hints, fields = _hints(model)
-        problems = [
-            f"{where}: unknown key '{k}' ({model.__name__} has no such field)"
-            for k in value
-            if k not in fields
-        ]
-        problems += [
-            f"{where}: missing key '{n}'" for n, f in fields.items() if _required(f) and n not in value
-        ]
-        for key, item in value.items():
-            if key in fields:
-                problems += model_problems(item, hints[key], f"{where}.{key}")
-        return problems
-    if isinstance(model, type) and issubclass(model, Enum):
-        allowed = [m.value for m in model]
-        return [] if value in allowed else [f"{where}: must be one of {allowed}, got {value!r}"]
-    expected = {bool: (bool,), int: (int,), float: (int, float), str: (str,)}.get(model)
-    if expected is None:
-        return [f"{where}: no check for {model!r}"]
-    if isinstance(value, expected) and (model is bool or not isinstance(value, bool)):
-        return []
-    return [f"{where}: must be {model.__name__}, got {_kind(value)} {value!r}"]
-
-
-# -- references, entry points, parameters, schedules -------------------------------
-
-
-def _job_problems(job: dict, where: str, scripts: dict[str, str]) -> list[str]:
-    problems = []
-    tasks = job.get("tasks") or []
-    keys = [t.get("task_key") for t in tasks]
-    clusters = {c.get("job_cluster_key") for c in job.get("job_clusters") or []}
-    if len(keys) != len(set(keys)):
-        problems.append(f"{where}: task keys must be unique")
-    for task in tasks:
-        at = f"{where}: task {task.get('task_key')}"
-        for dep in task.get("depends_on") or []:
-            if dep.get("task_key") not in keys:
-                problems.append(f"{at}: depends on unknown task '{dep.get('task_key')}'")
-        if "job_cluster_key" in task and task["job_cluster_key"] not in clusters:
-            problems.append(f"{at}: unknown job_cluster_key '{task['job_cluster_key']}'")
-        wheel = task.get("python_wheel_task")
-        if wheel:
-            if wheel.get("entry_point") not in scripts:
-                problems.append(
-                    f"{at}: entry point '{wheel.get('entry_point')}' is not in pyproject.toml [project.scripts]"
-                )
-            if wheel.get("package_name") != PACKAGE:
-                problems.append(f"{at}: package_name must be '{PACKAGE}'")
-            if wheel.get("entry_point") == TASK_ENTRY_POINT:
-                problems += [
-                    f"{at}: {p}" for p in parameter_problems(task["task_key"], wheel.get("parameters"))
-                ]
-    schedule = job.get("schedule")
-    if schedule:
-        problems += [
-            f"{where}: schedule: {p}" for p in cron_problems(schedule.get("quartz_cron_expression", ""))
-        ]
-        problems += [f"{where}: schedule: {p}" for p in timezone_problems(schedule.get("timezone_id"))]
-    return problems
-
-
-def parameter_problems(task_key: str, parameters: list[str] | None) -> list[str]:
-    """Whether `lakehouse-task` accepts a task's parameters and runs that task."""
-    errors = io.StringIO()
-    try:
-        with contextlib.redirect_stderr(errors):
-            parsed = task_parser().parse_args(parameters or [])
-    except SystemExit:
-        message = errors.getvalue().strip().splitlines()
-        return [f"lakehouse-task refuses its parameters: {message[-1] if message else 'usage error'}"]
-    if parsed.task != task_key:
-        return [f"parameters run task '{parsed.task}', not '{task_key}'"]
-    return []
-
-
-def graph_drift(graph: TaskGraph, job_document: dict) -> list[str]:
-    """Differences between the graph's tasks and edges and the exported job's."""
-    jobs = job_document["resources"]["jobs"]
-    job = jobs.get(graph.name, {})
-    bundle_edges = {
-        (t["task_key"], d["task_key"]) for t in job.get("tasks", []) for d in t.get("depends_on") or []
-    }
-    graph_edges = {(t.key, d) for t in graph.tasks for d in t.depends_on}
-    problems = []
-    if {t["task_key"] for t in job.get("tasks", [])} != {t.key for t in graph.tasks}:
-        problems.append("bundle tasks differ from conf/jobs.yaml")
-    if bundle_edges != graph_edges:
-        problems.append(
-            f"bundle dependencies differ from conf/jobs.yaml: {sorted(bundle_edges ^ graph_edges)}"
-        )
-    return problems
-
-
-def project_scripts(pyproject: Path) -> dict[str, str]:
-    """[project.scripts] of pyproject.toml (a line scan of that table where tomllib is missing)."""
-    text = pyproject.read_text(encoding="utf-8")
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        section = re.search(r"^\[project\.scripts\]\s*$(.*?)(?=^\[|\Z)", text, re.M | re.S)
-        pairs = re.findall(r'^\s*"?([\w.-]+)"?\s*=\s*"([^"]*)"', section.group(1) if section else "", re.M)
-        return dict(pairs)
-    return tomllib.loads(text).get("project", {}).get("scripts", {})
-
-
-def timezone_problems(name: Any) -> list[str]:
-    if not name:
-        return ["timezone_id is required"]
-    try:
-        zoneinfo.ZoneInfo(str(name))
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        return [f"timezone_id '{name}' is not a known time zone"]
-    return []
-
-
-# -- Quartz cron ----------------------------------------------------------------------
-
-MONTHS = "JAN FEB MAR APR MAY JUN JUL AUG SEP OCT NOV DEC".split()
-DAYS = "SUN MON TUE WED THU FRI SAT".split()
-# name, low, high, names (value of the first name is `low`)
-FIELDS = (
-    ("seconds", 0, 59, ()),
-    ("minutes", 0, 59, ()),
-    ("hours", 0, 23, ()),
-    ("day-of-month", 1, 31, ()),
-    ("month", 1, 12, MONTHS),
-    ("day-of-week", 1, 7, DAYS),
-    ("year", 1970, 2099, ()),
-)
-_DOM_SPECIAL = re.compile(r"^(L(-([1-9]|[12][0-9]|30))?|LW|([1-9]|[12][0-9]|3[01])W)$")
-_DOW_SPECIAL = re.compile(r"^(L|[1-7]L|[1-7]#[1-5])$")
-
-
-def cron_problems(expression: str) -> list[str]:
-    """What is wrong with a Quartz cron expression (empty when it is valid).
-
-    Six or seven fields (seconds minutes hours day-of-month month day-of-week [year]),
-    each `*`, a value, `a-b`, a step `x/n`, or a list of those; `?` in exactly one of
-    day-of-month and day-of-week; `L`, `W`, `LW`, `L-n` (day-of-month) and `L`, `nL`,
-    `n#k` (day-of-week) as the whole field.
-    """
-    parts = str(expression).split()
-    if len(parts) not in (6, 7):
-        return [f"cron '{expression}' must have 6 or 7 fields, has {len(parts)}"]
-    problems = []
-    for text, (name, low, high, names) in zip(parts, FIELDS, strict=False):
-        problem = _field_problem(text.upper(), name, low, high, names)
-        if problem:
-            problems.append(f"cron '{expression}': {name} '{text}' {problem}")
-    if (parts[3] == "?") == (parts[5] == "?"):
-        problems.append(f"cron '{expression}': '?' must be in exactly one of day-of-month and day-of-week")
-    return problems
-
-
-def _field_problem(text: str, name: str, low: int, high: int, names: tuple[str, ...]) -> str | None:
-    if text == "?":
-        return None if name in ("day-of-month", "day-of-week") else "cannot be '?'"
-    if name == "day-of-month" and _DOM_SPECIAL.match(text):
-        return None
-    if name == "day-of-week" and _DOW_SPECIAL.match(text):
-        return None
-    for item in text.split(","):
-        problem = _item_problem(item, low, high, names)
-        if problem:
-            return problem
-    return None
-
-
-def _item_problem(item: str, low: int, high: int, names: tuple[str, ...]) -> str | None:
-    base, slash, step = item.partition("/")
-    if slash and (not step.isdigit() or not 1 <= int(step) <= high):
-        return f"has an invalid step '{step}'"
-    if base == "*":
-        return None
-    bounds = base.split("-")
-    if len(bounds) > 2:
-        return f"has an invalid range '{base}'"
-    for bound in bounds:
-        value = _value(bound, low, names)
-        if value is None or not low <= value <= high:
-            return f"has '{bound}' outside {low}-{high}"
-    return None
-
-
-def _value(text: str, low: int, names: tuple[str, ...]) -> int | None:
-    if text.isdigit():
-        return int(text)
-    if text in names:
-        return names.index(text) + low
-    return None

@@ -1,6 +1,6 @@
 """The parameters every task of the Databricks job starts `lakehouse-task` with.
 
-One parser serves the entry point (`pipelines.cli`) and the bundle check, which parses the
+One parser serves the entry point (`pipelines.cli.task`) and the bundle check, which parses the
 exported job's parameters with it before a deploy.
 """
 
@@ -10,13 +10,30 @@ import argparse
 
 from pipelines.core.config import ENGINES
 
-DESCRIPTION = "Run one task of the task graph (conf/jobs.yaml), as a task of the Databricks job does."
+DESCRIPTION = (
+    "Run part of the task graph (conf/jobs.yaml) as a task of the Databricks job does: one group of "
+    "tasks, one task, or the maintenance step that compacts the tables."
+)
+
+
+def _secret(text: str) -> str:
+    scope, slash, key = text.partition("/")
+    if not (scope and slash and key) or "/" in key:
+        raise argparse.ArgumentTypeError(f"{text!r} is not SCOPE/KEY")
+    return text
 
 
 def task_parser() -> argparse.ArgumentParser:
     """The options of `lakehouse-task`."""
     parser = argparse.ArgumentParser(prog="lakehouse-task", description=DESCRIPTION)
-    parser.add_argument("--task", required=True, help="task key in conf/jobs.yaml")
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--group", help="a task group of the Databricks job (pipelines.core.task_groups)")
+    what.add_argument("--task", help="one task of conf/jobs.yaml")
+    what.add_argument(
+        "--maintenance",
+        action="store_true",
+        help="compact every table holding enough small files (maintenance settings)",
+    )
     parser.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml (empty: none)")
     parser.add_argument("--warehouse", help="warehouse folder (default from conf)")
     parser.add_argument("--landing", help="landing folder (default from conf)")
@@ -30,6 +47,13 @@ def task_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--schema-prefix", help="storage.schema_prefix: each layer's schema is <prefix><layer>, e.g. dev_"
+    )
+    parser.add_argument(
+        "--ip-salt-secret",
+        type=_secret,
+        metavar="SCOPE/KEY",
+        help="a Databricks secret holding the IP salt, read when the variable privacy.ip_salt_env "
+        "names is unset (serverless jobs, which take no cluster environment variables)",
     )
     parser.add_argument("--log-format", choices=("text", "json"), default="text")
     return parser

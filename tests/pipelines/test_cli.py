@@ -80,18 +80,20 @@ def test_lakehouse_task_rejects_an_unknown_task(capsys):
     with pytest.raises(SystemExit) as exit_info:  # raised: the Jobs service ignores a returned code
         task_main(["--task", "no_such_task"])
     assert exit_info.value.code == 2
-    assert "unknown task 'no_such_task'" in capsys.readouterr().err
+    assert "unknown task keys ['no_such_task']" in capsys.readouterr().err
 
 
 @pytest.fixture
 def ran(monkeypatch):
     """The config and graph `lakehouse-task` would run with (no Spark)."""
     calls = []
-    monkeypatch.setattr(
-        cli,
-        "_run_and_summarize",
-        lambda config, layers, log_format, graph=None, lock=True: calls.append((config, graph)),
-    )
+
+    def record(config, layers, log_format, graph=None, lock=True, compact=True):
+        assert compact is False  # a job task leaves compaction to the maintenance task
+        assert set(layers) == {t.layer for t in graph.tasks}
+        calls.append((config, graph))
+
+    monkeypatch.setattr(cli, "_run_and_summarize", record)
     monkeypatch.delenv("DATABRICKS_RUNTIME_VERSION", raising=False)
     return calls
 
@@ -120,6 +122,23 @@ def test_lakehouse_task_accepts_every_parameter_the_bundle_passes(ran, tmp_path)
     assert str(config.landing) == "/Volumes/main/catalog_lakehouse/landing"
     assert str(config.warehouse) == "/Volumes/main/catalog_lakehouse/warehouse"
     assert config.section("quality")["fail_on_breach"] is False  # from --conf
+
+
+def test_lakehouse_task_runs_a_group_of_tasks_alone_in_graph_order(ran):
+    assert task_main(["--group=silver_datahub", "--conf="]) == 0
+    ((_, graph),) = ran
+    assert [t.key for t in graph.ordered()] == [
+        "silver_datahub_entity_changes",
+        "silver_datahub_action_requests",
+        "silver_datahub_audit_events",
+    ]
+
+
+def test_lakehouse_task_rejects_an_unknown_group(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        task_main(["--group", "silver"])
+    assert exit_info.value.code == 2
+    assert "unknown task group 'silver'" in capsys.readouterr().err
 
 
 def test_lakehouse_task_without_overrides_keeps_the_defaults(ran):
@@ -175,6 +194,7 @@ def test_bundle_export_and_check(tmp_path, capsys):
     assert capsys.readouterr().out.split() == [
         str(tmp_path / "databricks.yml"),
         str(tmp_path / "resources" / "catalog_lakehouse_job.yml"),
+        str(tmp_path / "resources" / "catalog_lakehouse_storage.yml"),
     ]
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "catalog-lakehouse"\n[project.scripts]\nlakehouse-task = "pipelines.cli:task_main"\n'

@@ -1,0 +1,496 @@
+"""`lakehouse bundle --check`: the committed bundle validated offline, before a deploy.
+
+First, the files must equal a fresh export of `conf/jobs.yaml`. Then every target is merged as
+the Databricks CLI merges it (`pipelines.deploy.deployments`) and checked:
+- against databricks-bundles' typed models: each job (and each of its tasks, job clusters and
+  environments, so a problem is found where it is), the schemas and volumes, the targets'
+  `run_as`. The models convert some wrong scalars quietly (`true` for an int becomes 1), so a
+  document must also read back from its model unchanged;
+- what the models do not know: every task's wheel exists or an artifact builds it; every
+  `environment_key` names an environment of its job; every task has one kind of compute;
+  `spark_version` has a runtime's shape (`17.3.x-scala2.13`); the task parameters are accepted
+  by `lakehouse-task`; the entry point is declared in pyproject.toml (read with `tomllib`);
+  every `${...}` reference is known and every variable has a default or a lookup; the targets
+  have what their mode requires (production: `workspace.root_path` and `run_as`; development:
+  per-user names and paths, schedules left paused); the schedule's cron and time zone are valid
+  (`pipelines.deploy.quartz_cron`); the job's tasks and edges are the task groups'.
+`databricks bundle validate` checks the rest against a workspace.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import fnmatch
+import io
+import posixpath
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from pipelines.core.config import PROJECT_ROOT, Config, load_config
+from pipelines.core.graph import TaskGraph, load_graph
+from pipelines.core.task_groups import task_groups
+from pipelines.deploy.bundle import MAINTENANCE_TASK, PACKAGE, TASK_ENTRY_POINT, bundle_documents, render
+from pipelines.deploy.deployments import MAIN, REFERENCE, Deployment, deployment, target_names
+from pipelines.deploy.quartz_cron import cron_problems, timezone_problems
+from pipelines.deploy.task_parameters import task_parser
+
+MODES = ("development", "production")
+SPARK_VERSION = re.compile(r"\d+\.\d+\.x(-[a-z0-9]+)*-scala\d+\.\d+")
+REFERENCE_ROOTS = ("var", "resources", "bundle", "workspace")
+PERMISSION_LEVELS = ("CAN_VIEW", "CAN_RUN", "CAN_MANAGE")
+PRINCIPALS = ("user_name", "group_name", "service_principal_name")
+USER_MARKERS = ("${workspace.current_user.short_name}", "${workspace.current_user.userName}", "~/")
+
+
+def check(
+    root: Path = PROJECT_ROOT, graph: TaskGraph | None = None, config: Config | None = None
+) -> list[str]:
+    """Problems with the committed bundle under `root` (empty when it is current and valid)."""
+    graph = graph or load_graph()
+    expected = render(bundle_documents(graph, config or load_config()))
+    problems = []
+    documents = {}
+    for relative, text in expected.items():
+        path = root / relative
+        if not path.is_file():
+            problems.append(f"{relative} is missing: run `lakehouse bundle`")
+            continue
+        committed = path.read_text(encoding="utf-8")
+        if committed != text:
+            problems.append(
+                f"{relative} differs from a fresh export of conf/jobs.yaml: run `lakehouse bundle`"
+            )
+        try:
+            documents[relative] = yaml.safe_load(committed)
+        except yaml.YAMLError as exc:
+            problems.append(f"{relative}: not valid YAML ({exc.__class__.__name__})")
+    if len(documents) == len(expected):
+        problems += validate(documents, root, project_scripts(root / "pyproject.toml"))
+        problems += graph_drift(graph, documents)
+    return problems
+
+
+def project_scripts(pyproject: Path) -> dict[str, str]:
+    """[project.scripts] of pyproject.toml."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {}).get("scripts", {})
+
+
+def validate(documents: dict[str, dict], root: Path, scripts: dict[str, str]) -> list[str]:
+    """Offline checks of a bundle's documents (path -> YAML mapping) under `root`."""
+    main = documents.get(MAIN)
+    if not isinstance(main, dict):
+        return [f"{MAIN}: top level must be a mapping"]
+    problems = []
+    if not (main.get("bundle") or {}).get("name"):
+        problems.append(f"{MAIN}: bundle.name is required")
+    problems += _file_problems(documents, root, main)
+    problems += variable_problems(documents)
+    problems += target_problems(main)
+    by_target: dict[str, list[str]] = {}
+    for target in target_names(documents):
+        for problem in deployment_problems(deployment(documents, target), main, root, scripts):
+            by_target.setdefault(problem, []).append(target)
+    every = target_names(documents)
+    for problem, targets in by_target.items():
+        where = "every target" if targets == every else "target " + ", ".join(targets)
+        problems.append(f"{where}: {problem}")
+    return problems
+
+
+def _file_problems(documents: dict[str, dict], root: Path, main: dict) -> list[str]:
+    included = {str(p.relative_to(root)) for pattern in main.get("include", []) for p in root.glob(pattern)}
+    problems = []
+    for relative, doc in documents.items():
+        if relative == MAIN:
+            continue
+        if relative not in included:
+            problems.append(f"{relative}: not matched by {MAIN} include")
+        if not isinstance(doc, dict) or not set(doc) <= {"resources", "targets"} or not doc:
+            problems.append(f"{relative}: must hold `resources` and/or `targets` mappings only")
+            continue
+        for kind in doc.get("resources") or {}:
+            if kind not in ("jobs", "schemas", "volumes"):
+                problems.append(
+                    f"{relative}: resources.{kind}: `lakehouse bundle` exports jobs, schemas and volumes only"
+                )
+    return problems
+
+
+# -- variables and references -------------------------------------------------------------
+
+
+def variable_problems(documents: dict[str, dict]) -> list[str]:
+    """Every `${var.X}` declared, every declared one used, each target's variables declared, every
+    variable with a default or a lookup (or a value in every target), every reference known."""
+    main = documents[MAIN]
+    declared = main.get("variables") or {}
+    if not isinstance(declared, dict):
+        return [f"{MAIN}: variables must be a mapping"]
+    used: dict[str, str] = {}
+    problems = []
+    for relative, doc in documents.items():
+        for reference in _references(doc):
+            root = reference.split(".", 1)[0]
+            if root not in REFERENCE_ROOTS:
+                problems.append(f"{relative}: ${{{reference}}} is not a reference the bundle can resolve")
+            elif root == "var":
+                used.setdefault(reference.split(".")[1], relative)
+    problems += [
+        f"{relative}: ${{var.{name}}} is not declared under {MAIN} variables"
+        for name, relative in sorted(used.items())
+        if name not in declared
+    ]
+    problems += [
+        f"{MAIN}: variable '{name}' is declared but never used" for name in declared if name not in used
+    ]
+    targets = main.get("targets") or {}
+    for target, settings in targets.items():
+        for name in (settings or {}).get("variables") or {}:
+            if name not in declared:
+                problems.append(f"{MAIN}: targets.{target}.variables.{name} is not declared")
+    for name, spec in declared.items():
+        spec = spec or {}
+        given_everywhere = targets and all(
+            name in ((t or {}).get("variables") or {}) for t in targets.values()
+        )
+        if "default" not in spec and "lookup" not in spec and not given_everywhere:
+            problems.append(
+                f"{MAIN}: variable '{name}' has no default and no lookup: `databricks bundle run` "
+                "would need the --var given at deploy again"
+            )
+    return problems
+
+
+def _references(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return REFERENCE.findall(value)
+    if isinstance(value, dict):
+        return [name for item in value.values() for name in _references(item)]
+    if isinstance(value, list):
+        return [name for item in value for name in _references(item)]
+    return []
+
+
+# -- targets ------------------------------------------------------------------------------
+
+
+def target_problems(main: dict) -> list[str]:
+    """databricks.yml's targets: one default, a known mode, and what that mode requires."""
+    targets = main.get("targets") or {}
+    if not targets:
+        return [f"{MAIN}: no targets"]
+    problems = []
+    defaults = [name for name, t in targets.items() if (t or {}).get("default")]
+    if len(defaults) != 1:
+        problems.append(f"{MAIN}: exactly one target must be the default, found {defaults}")
+    for name, target in targets.items():
+        target = target or {}
+        at = f"{MAIN}: targets.{name}"
+        mode = target.get("mode")
+        if mode not in MODES:
+            problems.append(f"{at}.mode must be one of {list(MODES)}, got {mode!r}")
+        elif mode == "production":
+            problems += _production_problems(at, target)
+        else:
+            problems += _development_problems(at, target)
+    return problems
+
+
+def _production_problems(at: str, target: dict) -> list[str]:
+    problems = []
+    if not (target.get("workspace") or {}).get("root_path"):
+        problems.append(f"{at}: production mode needs workspace.root_path, so that only one copy is deployed")
+    run_as = target.get("run_as")
+    if not run_as:
+        problems.append(
+            f"{at}: production mode needs run_as (a service principal): a job must not run as its deployer"
+        )
+    else:
+        from databricks.bundles.jobs import JobRunAs
+
+        problems += model_problems(run_as, JobRunAs, f"{at}.run_as")
+        if not any(run_as.get(p) for p in ("service_principal_name", "user_name")):
+            problems.append(f"{at}.run_as names no service_principal_name or user_name")
+    for i, permission in enumerate(target.get("permissions") or []):
+        problems += _permission_problems(permission, f"{at}.permissions[{i}]")
+    return problems
+
+
+def _permission_problems(permission: Any, at: str) -> list[str]:
+    if not isinstance(permission, dict):
+        return [f"{at}: must be a mapping"]
+    problems = [f"{at}: unknown key '{k}'" for k in permission if k not in ("level", *PRINCIPALS)]
+    if permission.get("level") not in PERMISSION_LEVELS:
+        problems.append(f"{at}.level must be one of {list(PERMISSION_LEVELS)}")
+    if sum(1 for p in PRINCIPALS if permission.get(p)) != 1:
+        problems.append(f"{at}: name exactly one of {list(PRINCIPALS)}")
+    return problems
+
+
+def _development_problems(at: str, target: dict) -> list[str]:
+    problems = []
+    workspace = target.get("workspace") or {}
+    for key in ("root_path", "file_path", "artifact_path", "state_path"):
+        path = workspace.get(key)
+        if path and not any(marker in path for marker in USER_MARKERS):
+            problems.append(f"{at}.workspace.{key} must contain the user's name in development mode")
+    presets = target.get("presets") or {}
+    prefix = presets.get("name_prefix")
+    if prefix is not None and not any(marker in prefix for marker in USER_MARKERS[:2]):
+        problems.append(f"{at}.presets.name_prefix must contain the user's name in development mode")
+    if presets.get("trigger_pause_status") == "UNPAUSED":
+        problems.append(f"{at}.presets: development mode cannot unpause schedules")
+    return problems
+
+
+# -- one target's merged resources --------------------------------------------------------
+
+
+def deployment_problems(deployed: Deployment, main: dict, root: Path, scripts: dict[str, str]) -> list[str]:
+    """A target's merged jobs, schemas and volumes: typed models, compute, wheels, parameters."""
+    from databricks.bundles.schemas import Schema
+    from databricks.bundles.volumes import Volume
+
+    problems = []
+    models = {"schemas": Schema, "volumes": Volume}
+    for kind, model in models.items():
+        for name, resource in (deployed.resources.get(kind) or {}).items():
+            problems += model_problems(resource, model, f"resources.{kind}.{name}")
+    for reference in _references(deployed.resources):
+        parts = reference.split(".")
+        if parts[0] == "resources" and (
+            len(parts) < 3 or parts[2] not in deployed.resources.get(parts[1], {})
+        ):
+            problems.append(f"${{{reference}}} names no resource of the bundle")
+    outputs = artifact_outputs(main)
+    for name, job in deployed.jobs.items():
+        where = f"job {name}"
+        typed = job_model_problems(job, where)
+        problems += typed
+        if not typed:  # the shape is right: its references and settings can be read
+            problems += job_problems(job, where, scripts, deployed, outputs, root)
+    return problems
+
+
+def artifact_outputs(main: dict) -> list[str]:
+    """The wheel paths (globs, relative to the bundle root) the `whl` artifacts build."""
+    outputs = []
+    for artifact in (main.get("artifacts") or {}).values():
+        if not isinstance(artifact, dict) or artifact.get("type") != "whl":
+            continue
+        base = artifact.get("path") or "."
+        files = [f.get("source") for f in artifact.get("files") or [] if isinstance(f, dict)]
+        for source in files or ["dist/*.whl"]:
+            outputs.append(posixpath.normpath(posixpath.join(base, source)))
+    return outputs
+
+
+def job_problems(
+    job: dict, where: str, scripts: dict[str, str], deployed: Deployment, outputs: list[str], root: Path
+) -> list[str]:
+    """What the typed models cannot see in a job: references between its parts, compute, wheels,
+    the runtime, the entry point and its parameters, the schedule."""
+    problems = []
+    tasks = job.get("tasks") or []
+    keys = [t.get("task_key") for t in tasks]
+    clusters = {c.get("job_cluster_key"): c for c in job.get("job_clusters") or []}
+    environments = {e.get("environment_key"): e for e in job.get("environments") or []}
+    if len(keys) != len(set(keys)):
+        problems.append(f"{where}: task keys must be unique")
+    for task in tasks:
+        at = f"{where}: task {task.get('task_key')}"
+        for dep in task.get("depends_on") or []:
+            if dep.get("task_key") not in keys:
+                problems.append(f"{at}: depends on unknown task '{dep.get('task_key')}'")
+        if not any(key.endswith("_task") for key in task):
+            problems.append(
+                f"{at}: runs nothing (no python_wheel_task or other *_task): an override of a task the job lacks?"
+            )
+        problems += [f"{at}: {p}" for p in compute_problems(task, clusters, environments)]
+        for library in task.get("libraries") or []:
+            if "whl" in library:
+                problems += [f"{at}: {p}" for p in wheel_problems(library["whl"], outputs, root)]
+        wheel = task.get("python_wheel_task")
+        if wheel:
+            if wheel.get("entry_point") not in scripts:
+                problems.append(
+                    f"{at}: entry point '{wheel.get('entry_point')}' is not in pyproject.toml [project.scripts]"
+                )
+            if wheel.get("package_name") != PACKAGE:
+                problems.append(f"{at}: package_name must be '{PACKAGE}'")
+            if wheel.get("entry_point") == TASK_ENTRY_POINT:
+                problems += [
+                    f"{at}: {p}" for p in parameter_problems(task["task_key"], wheel.get("parameters"))
+                ]
+    for key, environment in environments.items():
+        for dependency in (environment.get("spec") or {}).get("dependencies") or []:
+            if dependency.endswith(".whl") and not dependency.startswith("/"):
+                problems += [
+                    f"{where}: environment {key}: {p}" for p in wheel_problems(dependency, outputs, root)
+                ]
+    for key, cluster in clusters.items():
+        version = deployed.resolve((cluster.get("new_cluster") or {}).get("spark_version"))
+        problems += [f"{where}: job cluster {key}: {p}" for p in spark_version_problems(version)]
+    schedule = job.get("schedule")
+    if schedule:
+        problems += [
+            f"{where}: schedule: {p}" for p in cron_problems(schedule.get("quartz_cron_expression", ""))
+        ]
+        problems += [f"{where}: schedule: {p}" for p in timezone_problems(schedule.get("timezone_id"))]
+    return problems
+
+
+def compute_problems(task: dict, clusters: dict, environments: dict) -> list[str]:
+    """One kind of compute per task, and the one it names declared by its job."""
+    kinds = [
+        k for k in ("job_cluster_key", "existing_cluster_id", "new_cluster", "environment_key") if k in task
+    ]
+    if len(kinds) > 1:
+        return [f"runs on more than one kind of compute: {kinds}"]
+    if not kinds:
+        return [
+            "has no compute: a job cluster (job_cluster_key) or a serverless environment (environment_key)"
+        ]
+    if kinds == ["job_cluster_key"] and task["job_cluster_key"] not in clusters:
+        return [f"unknown job_cluster_key '{task['job_cluster_key']}'"]
+    if kinds == ["environment_key"]:
+        if task["environment_key"] not in environments:
+            return [f"environment_key '{task['environment_key']}' names no environment of the job"]
+        if task.get("libraries"):
+            return ["a serverless task takes its wheel from its environment's dependencies, not libraries"]
+    return []
+
+
+def wheel_problems(path: str, outputs: list[str], root: Path) -> list[str]:
+    """A wheel path (relative to the bundle root) that no artifact builds and no file matches."""
+    if any(fnmatch.fnmatch(path, output) or path == output for output in outputs):
+        return []
+    if path.startswith(("/", "dbfs:")) or any(root.glob(path)):
+        return []  # a workspace or volume path (checked at deploy), or a wheel that exists
+    return [f"wheel {path} does not exist and no artifact of {MAIN} builds it (artifacts build {outputs})"]
+
+
+def spark_version_problems(version: Any) -> list[str]:
+    """A Databricks Runtime version string: `<major>.<minor>.x[-<variant>...]-scala<version>`."""
+    if isinstance(version, str) and "${" in version:
+        return []  # set by a lookup or at deploy: checked there
+    if not isinstance(version, str) or not SPARK_VERSION.fullmatch(version):
+        return [
+            f"spark_version {version!r} is not a Databricks Runtime version such as 17.3.x-scala2.13 "
+            "(`databricks clusters spark-versions` lists them)"
+        ]
+    return []
+
+
+def parameter_problems(task_key: str, parameters: list[str] | None) -> list[str]:
+    """Whether `lakehouse-task` accepts a task's parameters and runs what the task is named for."""
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            parsed = task_parser().parse_args(parameters or [])
+    except SystemExit:
+        message = errors.getvalue().strip().splitlines()
+        return [f"lakehouse-task refuses its parameters: {message[-1] if message else 'usage error'}"]
+    runs = parsed.group or parsed.task or (MAINTENANCE_TASK if parsed.maintenance else None)
+    if runs != task_key:
+        return [f"parameters run '{runs}', not '{task_key}'"]
+    return []
+
+
+# -- the typed models ------------------------------------------------------------------
+
+
+def job_model_problems(job: Any, where: str) -> list[str]:
+    """What databricks-bundles' job models do not accept in `job`: its tasks, job clusters and
+    environments one by one, then the rest."""
+    from databricks.bundles.jobs import Job, JobCluster, JobEnvironment, Task
+
+    if not isinstance(job, dict):
+        return [f"{where}: must be a mapping"]
+    problems = []
+    parts: dict[str, Callable[..., Any]] = {
+        "tasks": Task,
+        "job_clusters": JobCluster,
+        "environments": JobEnvironment,
+    }
+    for field_name, model in parts.items():
+        items = job.get(field_name)
+        if isinstance(items, list):
+            for i, item in enumerate(items):
+                problems += model_problems(item, model, f"{where}.{field_name}[{i}]")
+    rest = {k: v for k, v in job.items() if not (k in parts and isinstance(v, list))}
+    problems += model_problems(rest, Job, where)
+    return problems
+
+
+def model_problems(value: Any, model: Any, where: str) -> list[str]:
+    """What databricks-bundles' `model` (a dataclass with `from_dict`) refuses in `value`, or reads
+    differently from what is written (a value of another type it converts)."""
+    try:
+        parsed = model.from_dict(copy.deepcopy(value))
+    except Exception as exc:  # the models raise ValueError, TypeError, KeyError alike
+        return [f"{where}: databricks-bundles refuses it: {exc}"]
+    return [f"{where}{path}: {difference}" for path, difference in differences(value, parsed.as_dict())]
+
+
+def differences(written: Any, read: Any, path: str = "") -> list[tuple[str, str]]:
+    """Where a document and the model's reading of it differ."""
+    if isinstance(written, dict) and isinstance(read, dict):
+        found = []
+        for key in written:
+            if key not in read:
+                found.append((f"{path}.{key}", "databricks-bundles drops it"))
+            else:
+                found += differences(written[key], read[key], f"{path}.{key}")
+        return found
+    if isinstance(written, list) and isinstance(read, list) and len(written) == len(read):
+        return [
+            d
+            for i, (w, r) in enumerate(zip(written, read, strict=True))
+            for d in differences(w, r, f"{path}[{i}]")
+        ]
+    if written == read and type(written) is type(read):
+        return []
+    kind = "null" if written is None else type(written).__name__
+    return [
+        (path, f"databricks-bundles reads {kind} {written!r} as {read!r}: write a value of the model's type")
+    ]
+
+
+# -- the graph ---------------------------------------------------------------------------
+
+
+def graph_drift(graph: TaskGraph, documents: dict[str, dict]) -> list[str]:
+    """Differences between the task groups (and the maintenance task after them) and the job's
+    tasks and edges, in the default target."""
+    names = target_names(documents)
+    main = documents.get(MAIN) or {}
+    default = next((n for n in names if ((main.get("targets") or {}).get(n) or {}).get("default")), names[0])
+    job = deployment(documents, default).jobs.get(graph.name, {})
+    groups = task_groups(graph)
+    expected = {g.key for g in groups} | {MAINTENANCE_TASK}
+    expected_edges = {(g.key, d) for g in groups for d in g.depends_on}
+    expected_edges |= {(MAINTENANCE_TASK, g.key) for g in groups}
+    found = {t.get("task_key") for t in job.get("tasks", [])}
+    found_edges = {
+        (t["task_key"], d["task_key"]) for t in job.get("tasks", []) for d in t.get("depends_on") or []
+    }
+    problems = []
+    if found != expected:
+        problems.append(
+            f"bundle tasks differ from the task groups of conf/jobs.yaml: {sorted(found ^ expected)}"
+        )
+    if found_edges != expected_edges:
+        problems.append(
+            f"bundle dependencies differ from the task groups': {sorted(found_edges ^ expected_edges)}"
+        )
+    return problems

@@ -1,0 +1,275 @@
+"""`lakehouse bundle --check`: each broken setting of an exported bundle is caught offline, by
+databricks-bundles' typed models or by the checks of what they do not know."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from databricks.bundles.jobs import Job, Task
+
+from pipelines.cli import main
+from pipelines.core.config import PROJECT_ROOT, load_config
+from pipelines.core.graph import load_graph
+from pipelines.deploy import bundle
+from pipelines.deploy.bundle_check import graph_drift, model_problems, parameter_problems, validate
+
+SCRIPTS = {"lakehouse-task": "pipelines.cli:task_main"}
+JOB = "resources/catalog_lakehouse_job.yml"
+NAME = "catalog_lakehouse"
+
+
+@pytest.fixture
+def documents():
+    return copy.deepcopy(bundle.bundle_documents(load_graph(), load_config()))
+
+
+def problems_of(documents, root) -> str:
+    """`validate` on `documents` written under `root` (what the include globs), one problem a line."""
+    for relative, doc in documents.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(yaml.safe_dump(doc))
+    return "\n".join(validate(documents, root, SCRIPTS))
+
+
+def base_job(documents) -> dict:
+    return documents[JOB]["resources"]["jobs"][NAME]
+
+
+def compute(documents, target) -> dict:
+    return documents[JOB]["targets"][target]["resources"]["jobs"][NAME]
+
+
+def test_a_fresh_export_has_no_problem(documents, tmp_path):
+    assert problems_of(documents, tmp_path) == ""
+
+
+def test_check_catches_an_unknown_key_and_wrong_types_through_the_typed_models(tmp_path, capsys):
+    assert main(["bundle", "--out", str(tmp_path)]) == 0
+    (tmp_path / "pyproject.toml").write_text((PROJECT_ROOT / "pyproject.toml").read_text())
+    path = tmp_path / JOB
+    doc = yaml.safe_load(path.read_text())
+    job = doc["resources"]["jobs"][NAME]
+    job["tasks"][0]["pyton_wheel_task"] = {}  # typo: unknown key
+    job["tasks"][1]["max_retries"] = True  # a bool where the model wants an int
+    job["max_concurrent_runs"] = "1"  # a string where the model wants an int
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    capsys.readouterr()
+    assert main(["bundle", "--check", "--out", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert "differs from a fresh export" in err
+    assert (
+        "every target: job catalog_lakehouse.tasks[0]: databricks-bundles refuses it: "
+        "Unexpected field 'pyton_wheel_task' for class Task"
+    ) in err
+    assert "job catalog_lakehouse.tasks[1].max_retries: databricks-bundles reads bool True as 1" in err
+    assert "job catalog_lakehouse.max_concurrent_runs: databricks-bundles reads str '1' as 1" in err
+    # Job.from_dict alone converts them quietly: hence the read-back comparison
+    assert Job.from_dict({"tasks": [{"task_key": "a", "max_retries": True}]}).tasks[0].max_retries == 1
+
+
+def test_the_models_accept_references_where_they_do_and_name_what_they_refuse():
+    assert model_problems({"task_key": "a", "max_retries": "${var.retries}"}, Task, "t") == []
+    assert model_problems({"task_key": "a", "libraries": [{"wheel": "x"}]}, Task, "t") == [
+        "t: databricks-bundles refuses it: Unexpected field 'wheel' for class Library"
+    ]
+    assert model_problems({"max_retries": 1}, Task, "t")[0].startswith("t: databricks-bundles refuses it:")
+    assert model_problems({"tasks": {}}, Job, "job") == ["job.tasks: databricks-bundles drops it"]
+    assert model_problems({"tasks": "x"}, Job, "job")[0].startswith("job: databricks-bundles refuses it")
+    assert model_problems(
+        {"schedule": {"quartz_cron_expression": "x", "timezone_id": "UTC", "pause_status": "SOMETIMES"}},
+        Job,
+        "job",
+    ) == ["job: databricks-bundles refuses it: 'SOMETIMES' is not a valid PauseStatus"]
+
+
+def test_a_spark_version_without_the_runtimes_shape_is_caught(documents, tmp_path):
+    documents["databricks.yml"]["variables"]["spark_version"]["default"] = "99.9.x-nope"
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target dev, prod: job catalog_lakehouse: job cluster lakehouse_cluster: spark_version '99.9.x-nope'"
+        in problems
+    )
+    documents["databricks.yml"]["variables"]["spark_version"]["default"] = "15.4.x-photon-scala2.12"
+    assert problems_of(documents, tmp_path) == ""
+
+
+def test_a_wheel_no_artifact_builds_is_caught(documents, tmp_path):
+    compute(documents, "dev")["tasks"][0]["libraries"] = [{"whl": "../dsit/*.whl"}]
+    compute(documents, "serverless")["environments"][0]["spec"]["dependencies"] = ["../build/*.whl"]
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target dev: job catalog_lakehouse: task bronze_datahub: wheel dsit/*.whl does not exist and no artifact"
+        in problems
+    )
+    assert (
+        "target serverless: job catalog_lakehouse: environment lakehouse: wheel build/*.whl does not exist"
+        in problems
+    )
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "catalog_lakehouse-0.1.0-py3-none-any.whl").write_bytes(b"")
+    assert "build/*.whl" not in problems_of(documents, tmp_path)  # a wheel that exists is fine
+
+
+def test_a_wheel_is_caught_when_no_artifact_builds_it_any_more(documents, tmp_path):
+    del documents["databricks.yml"]["artifacts"]
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target dev, prod: job catalog_lakehouse: task bronze_datahub: wheel dist/*.whl does not exist"
+        in problems
+    )
+    assert (
+        "target serverless: job catalog_lakehouse: environment lakehouse: wheel dist/*.whl does not"
+        in problems
+    )
+
+
+def test_an_environment_key_naming_no_environment_is_caught(documents, tmp_path):
+    del compute(documents, "serverless")["environments"]
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target serverless: job catalog_lakehouse: task bronze_datahub: environment_key 'lakehouse' names no environment of the job"
+        in problems
+    )
+
+
+def test_a_task_without_compute_or_with_two_kinds_is_caught(documents, tmp_path):
+    compute(documents, "dev")["tasks"].pop(0)  # bronze_datahub gets no cluster in dev
+    compute(documents, "prod")["tasks"][1]["environment_key"] = "lakehouse"
+    problems = problems_of(documents, tmp_path)
+    assert "target dev: job catalog_lakehouse: task bronze_datahub: has no compute" in problems
+    assert (
+        "target prod: job catalog_lakehouse: task bronze_openmetadata: runs on more than one kind of compute"
+        in problems
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            lambda t: t["prod"]["workspace"].pop("root_path"),
+            "targets.prod: production mode needs workspace.root_path",
+        ),
+        (lambda t: t["prod"].pop("run_as"), "targets.prod: production mode needs run_as"),
+        (
+            lambda t: t["prod"]["run_as"].update(service_principal_name=None),
+            "targets.prod.run_as names no service_principal_name",
+        ),
+        (
+            lambda t: t["prod"]["permissions"].append({"level": "CAN_OWN", "group_name": "x"}),
+            "targets.prod.permissions[2].level",
+        ),
+        (
+            lambda t: t["dev"].update(mode="staging"),
+            "targets.dev.mode must be one of ['development', 'production']",
+        ),
+        (
+            lambda t: t["dev"].update(workspace={"root_path": "/Workspace/Shared/x"}),
+            "targets.dev.workspace.root_path must contain the user",
+        ),
+        (
+            lambda t: t["serverless"]["presets"].update(name_prefix="[serverless] "),
+            "targets.serverless.presets.name_prefix must contain",
+        ),
+        (
+            lambda t: t["dev"].update(presets={"trigger_pause_status": "UNPAUSED"}),
+            "development mode cannot unpause",
+        ),
+        (
+            lambda t: t["prod"].update(default=True),
+            "exactly one target must be the default, found ['dev', 'prod']",
+        ),
+    ],
+)
+def test_targets_without_what_their_mode_requires_are_caught(documents, tmp_path, change, problem):
+    change(documents["databricks.yml"]["targets"])
+    assert problem in problems_of(documents, tmp_path)
+
+
+def test_every_variable_needs_a_default_or_a_lookup_and_every_reference_a_declaration(documents, tmp_path):
+    variables = documents["databricks.yml"]["variables"]
+    del variables["node_type_id"]["default"]
+    compute(documents, "dev")["job_clusters"][0]["new_cluster"]["num_workers"] = "${var.workers}"
+    base_job(documents)["tasks"][0]["python_wheel_task"]["parameters"].append(
+        "--x=${resources.volumes.nope.name}"
+    )
+    documents["databricks.yml"]["targets"]["prod"]["variables"]["colour"] = "blue"
+    problems = problems_of(documents, tmp_path)
+    assert "variable 'node_type_id' has no default and no lookup" in problems
+    assert f"{JOB}: ${{var.workers}} is not declared under databricks.yml variables" in problems
+    assert "${resources.volumes.nope.name} names no resource of the bundle" in problems
+    assert "targets.prod.variables.colour is not declared" in problems
+    variables["node_type_id"]["lookup"] = {"instance_pool": "pool"}
+    assert "node_type_id" not in problems_of(documents, tmp_path)
+
+
+def test_broken_references_parameters_and_schedules_are_caught(documents, tmp_path):
+    tasks = base_job(documents)["tasks"]
+    tasks[1]["depends_on"] = [{"task_key": "nope"}]
+    tasks[2]["python_wheel_task"]["entry_point"] = "not-a-script"
+    tasks[3]["python_wheel_task"]["parameters"].append("--bogus=1")
+    tasks[4]["python_wheel_task"]["parameters"][0] = "--group=gold_datahub"
+    compute(documents, "dev")["tasks"][5]["job_cluster_key"] = "missing_cluster"
+    base_job(documents)["schedule"] = {
+        "quartz_cron_expression": "0 0/15 * * *",
+        "timezone_id": "Mars/Olympus",
+    }
+    problems = problems_of(documents, tmp_path)
+    assert "task bronze_openmetadata: depends on unknown task 'nope'" in problems
+    assert "task bronze_dataworks: entry point 'not-a-script'" in problems
+    assert "task silver_datahub: lakehouse-task refuses its parameters" in problems
+    assert "task silver_openmetadata: parameters run 'gold_datahub', not 'silver_openmetadata'" in problems
+    assert (
+        "target dev: job catalog_lakehouse: task silver_dataworks: unknown job_cluster_key 'missing_cluster'"
+        in problems
+    )
+    assert "must have 6 or 7 fields" in problems
+    assert "'Mars/Olympus' is not a known time zone" in problems
+
+
+def test_parameters_must_run_the_task_they_belong_to():
+    assert parameter_problems("a", ["--group=a"]) == []
+    assert parameter_problems("maintenance", ["--maintenance"]) == []
+    assert parameter_problems("a", ["--task=a"]) == []
+    assert parameter_problems("a", ["--group=a", "--bogus=1"]) == [
+        "lakehouse-task refuses its parameters: lakehouse-task: error: unrecognized arguments: --bogus=1"
+    ]
+    assert "refuses" in parameter_problems("a", ["--group=a", "--maintenance"])[0]  # one of them only
+    assert "refuses" in parameter_problems("a", ["--landing=x"])[0]  # a group, a task or maintenance
+    assert "refuses" in parameter_problems("a", ["--group=a", "--ip-salt-secret=noslash"])[0]
+
+
+def test_files_the_include_misses_and_resources_of_other_kinds_are_caught(documents, tmp_path):
+    documents["jobs/extra.yml"] = {"resources": {"pipelines": {}}}
+    problems = problems_of(documents, tmp_path)
+    assert "jobs/extra.yml: not matched by databricks.yml include" in problems
+    assert (
+        "jobs/extra.yml: resources.pipelines: `lakehouse bundle` exports jobs, schemas and volumes only"
+        in problems
+    )
+
+
+def test_schemas_and_volumes_are_checked_against_their_models(documents, tmp_path):
+    documents["resources/catalog_lakehouse_storage.yml"]["resources"]["volumes"]["landing"]["volume_type"] = (
+        "SHARED"
+    )
+    assert "resources.volumes.landing: databricks-bundles refuses it: 'SHARED' is not a valid VolumeType" in (
+        problems_of(documents, tmp_path)
+    )
+
+
+def test_drift_between_the_task_groups_and_the_job_is_reported(documents):
+    graph = load_graph()
+    base_job(documents)["tasks"][4]["depends_on"] = []
+    assert any("dependencies differ" in p for p in graph_drift(graph, documents))
+    base_job(documents)["tasks"][0]["task_key"] = "bronze_all"
+    assert any("bundle tasks differ" in p and "bronze_all" in p for p in graph_drift(graph, documents))
+
+
+def test_an_override_of_a_task_the_job_lacks_is_caught(documents, tmp_path):
+    base_job(documents)["tasks"][0]["task_key"] = "bronze_all"  # the targets still add bronze_datahub
+    problems = problems_of(documents, tmp_path)
+    assert "task bronze_datahub: runs nothing" in problems
+    assert "parameters run 'bronze_datahub', not 'bronze_all'" in problems

@@ -1,0 +1,105 @@
+"""What the Databricks job's tasks do besides the tables: the maintenance task's compaction, and
+the IP salt read from a secret scope (over real HTTP on loopback, as the Secrets API answers)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from pipelines.core.config import ConfigError, load_config
+from pipelines.deploy.secrets import salt_from_secret
+from pipelines.orchestration.maintenance import run_maintenance
+from pipelines.store import open_store
+
+SALT = "pepper-from-the-scope"
+
+
+def maintained_config(tmp_path, min_files: int):
+    conf = tmp_path / "maintenance.yaml"
+    conf.write_text(f"maintenance:\n  compact_min_files: {min_files}\nstorage:\n  engine: delta-rs\n")
+    return load_config(conf).with_overrides(warehouse=str(tmp_path / "warehouse"))
+
+
+def test_the_maintenance_task_compacts_every_table_holding_enough_small_files(spark, tmp_path, capsys):
+    store = open_store(spark, tmp_path / "warehouse", "delta-rs")
+    for start in (0, 10, 20):
+        store.append(spark.range(start, start + 10).coalesce(1), "silver.fragmented")
+    store.append(spark.range(5).coalesce(1), "gold.whole")
+    done = run_maintenance(maintained_config(tmp_path, 3), spark=spark)
+    assert [(c.table, c.files_removed, c.files_added) for c in done] == [("silver.fragmented", 3, 1)]
+    assert sorted(r.id for r in store.read("silver.fragmented").collect()) == list(range(30))
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("maintenance ") and "engine=delta-rs" in out[0]
+    assert any(line.startswith("compacted") and "table=silver.fragmented" in line for line in out)
+    assert out[-1].startswith("done") and "tables=2" in out[-1] and "compacted=1" in out[-1]
+
+
+def test_the_maintenance_task_leaves_tables_alone_when_compaction_is_off(spark, tmp_path):
+    store = open_store(spark, tmp_path / "warehouse", "delta-rs")
+    for start in (0, 10, 20):
+        store.append(spark.range(start, start + 10).coalesce(1), "silver.fragmented")
+    assert run_maintenance(maintained_config(tmp_path, 0), spark=spark) == []
+
+
+class SecretsApi(BaseHTTPRequestHandler):
+    """Databricks' Secrets API `GET /api/2.0/secrets/get`, holding one secret `lakehouse/ip_salt`."""
+
+    requests: list[tuple[str, str | None]] = []
+
+    def do_GET(self):  # noqa: N802 - the handler's method name
+        url = urlparse(self.path)
+        query = parse_qs(url.query)
+        type(self).requests.append((url.path, self.headers.get("Authorization")))
+        if url.path == "/api/2.0/secrets/get" and query == {"scope": ["lakehouse"], "key": ["ip_salt"]}:
+            status, body = 200, {"key": "ip_salt", "value": base64.b64encode(SALT.encode()).decode()}
+        else:
+            status, body = 404, {"error_code": "RESOURCE_DOES_NOT_EXIST", "message": "Secret does not exist"}
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+@pytest.fixture
+def workspace(monkeypatch):
+    """A workspace's Secrets API on loopback, which the Databricks SDK reaches by its settings."""
+    pytest.importorskip("databricks.sdk")
+    SecretsApi.requests = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SecretsApi)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("DATABRICKS_HOST", f"http://127.0.0.1:{server.server_port}")
+    monkeypatch.setenv("DATABRICKS_TOKEN", "token-of-the-job")
+    yield SecretsApi
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_serverless_task_takes_the_ip_salt_from_the_secret_scope(workspace, capsys):
+    environ: dict[str, str] = {}
+    assert salt_from_secret("LAKEHOUSE_IP_SALT", "lakehouse/ip_salt", environ) is True
+    assert environ == {"LAKEHOUSE_IP_SALT": SALT}
+    assert ("/api/2.0/secrets/get", "Bearer token-of-the-job") in workspace.requests
+    captured = capsys.readouterr()
+    assert SALT not in captured.out + captured.err  # never printed
+
+
+def test_a_salt_the_cluster_set_is_kept_without_asking_the_scope(workspace):
+    environ = {"LAKEHOUSE_IP_SALT": "from-spark-env-vars"}
+    assert salt_from_secret("LAKEHOUSE_IP_SALT", "lakehouse/ip_salt", environ) is False
+    assert environ == {"LAKEHOUSE_IP_SALT": "from-spark-env-vars"}
+    assert workspace.requests == []
+
+
+def test_a_missing_secret_fails_the_task_naming_the_scope_and_key(workspace):
+    with pytest.raises(ConfigError, match="cannot read the IP salt from secret lakehouse/pepper: "):
+        salt_from_secret("LAKEHOUSE_IP_SALT", "lakehouse/pepper", {})
