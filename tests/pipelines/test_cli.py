@@ -130,6 +130,7 @@ def test_lakehouse_task_runs_a_group_of_tasks_alone_in_graph_order(ran):
     assert [t.key for t in graph.ordered()] == [
         "silver_datahub_entity_changes",
         "silver_datahub_action_requests",
+        "silver_datahub_ignored_events",
         "silver_datahub_audit_events",
     ]
 
