@@ -3,8 +3,8 @@
 Modules read nothing and write nothing: the runner hands `build` the relevant
 silver rows of the groups a batch touched and replaces those groups in the table.
 Shared pieces: `intervals` (the one SCD2 interval builder), `associations`
-(association events of every source in the builder's input shape) and the two
-column helpers below.
+(association events of every source in the builder's input shape) and the column
+helpers below.
 """
 
 from __future__ import annotations
@@ -27,6 +27,19 @@ def string_map(entries: dict[str, Column], base: Column | None = None) -> Column
         F.coalesce(base, F.create_map().cast("map<string,string>")), lambda k, _: ~k.isin(*entries.keys())
     )
     return F.map_concat(kept, extra)
+
+
+def column_names(schema: str) -> tuple[str, ...]:
+    """The column names of a DDL schema string (`"a string, b map<string,string>"` -> `("a", "b")`):
+    a gold table declares its columns once, as its schema, and derives the names from it."""
+    names, depth, start = [], 0, 0
+    for index, char in enumerate(schema + ","):
+        depth += char in "<(" and 1 or 0
+        depth -= char in ">)" and 1 or 0
+        if char == "," and depth == 0:
+            names.append(schema[start:index].split()[0].strip("`"))
+            start = index + 1
+    return tuple(names)
 
 
 def empty_frame(schema: str) -> DataFrame:

@@ -21,7 +21,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gold import GROUP, empty_frame
+from gold import GROUP, column_names, empty_frame
 from gold.associations import OWNERSHIP
 from pipelines.core.table_specs import Accumulate, GoldTableSpec
 from silver.common import deterministic_id
@@ -52,11 +52,11 @@ ACTIVITY_SOURCES: dict[str, tuple[str, str, Callable[[], Column]]] = {
         lambda: F.coalesce(F.col("event_code"), F.col("action")),
     ),
 }
-COLUMNS = ("activity_id", "event_date", "actor", "source", "event_type", "events", GROUP_COLUMN)
 SCHEMA = (
     "activity_id string, event_date date, actor string, source string, event_type string, events long, "
     "activity_group string"
 )
+COLUMNS = column_names(SCHEMA)
 
 
 def activity_group(event_date: Column, actor: Column) -> Column:

@@ -22,7 +22,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gold import GROUP, empty_frame, string_map
+from gold import GROUP, column_names, empty_frame, string_map
 from pipelines.core.table_specs import Append, GoldTableSpec
 from silver import dataworks_catalog as catalog
 from silver import dataworks_entity_keys as entity_keys
@@ -34,22 +34,6 @@ OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
 DATAWORKS_EVENTS = "silver.dataworks_events"
 SOURCES = (DATAHUB_CHANGES, DATAHUB_PROPOSALS, OM_FIELD_CHANGES, OM_CHANGE_EVENTS, DATAWORKS_EVENTS)
 
-COLUMNS = (
-    "change_id",
-    "source",
-    "entity_urn",
-    "parent_urn",
-    "entity_type",
-    "category",
-    "operation",
-    "modifier",
-    "actor",
-    "event_time",
-    "event_date",
-    "details",
-    "is_pre_event",
-    "blocking",
-)
 
 # OpenMetadata vocabulary mapped onto the DataHub categories/operations where they mean the same.
 OM_FIELD_CATEGORIES = {
@@ -306,6 +290,7 @@ _SCHEMA = (
     "category string, operation string, modifier string, actor string, event_time timestamp, "
     "event_date date, details map<string,string>, is_pre_event boolean, blocking boolean"
 )
+COLUMNS = column_names(_SCHEMA)
 
 
 def build(sources: dict[str, DataFrame]) -> DataFrame:

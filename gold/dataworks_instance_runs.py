@@ -18,7 +18,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from gold import GROUP, empty_frame
+from gold import GROUP, column_names, empty_frame
 from pipelines.core.table_specs import GoldTableSpec
 from silver import dataworks_catalog as catalog
 from silver.dataworks_families import change_order
@@ -33,26 +33,12 @@ FINISHED = (
 WAITING = tuple(
     catalog.status_codes("instance_status")[name] for name in ("NOT_RUN", "WAIT_TIME", "WAIT_RESOURCE")
 )
-COLUMNS = (
-    "instance_id",
-    "node_id",
-    "dag_id",
-    "project_id",
-    "first_seen_at",
-    "started_at",
-    "finished_at",
-    "duration_seconds",
-    "final_status",
-    "final_status_name",
-    "status_changes",
-    "is_finished",
-    "finished_date",
-)
 SCHEMA = (
     "instance_id bigint, node_id bigint, dag_id bigint, project_id bigint, first_seen_at timestamp, "
     "started_at timestamp, finished_at timestamp, duration_seconds double, final_status int, "
     "final_status_name string, status_changes bigint, is_finished boolean, finished_date date"
 )
+COLUMNS = column_names(SCHEMA)
 
 
 def relevant(source_table: str, rows: DataFrame) -> DataFrame:

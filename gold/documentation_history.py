@@ -15,7 +15,7 @@ from functools import reduce
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from gold import GROUP, empty_frame
+from gold import GROUP, column_names, empty_frame
 from gold.change_history import datahub_changes, om_field_changes
 from pipelines.core.table_specs import Append, GoldTableSpec
 
@@ -23,20 +23,11 @@ DATAHUB_CHANGES = "silver.datahub_entity_changes"
 OM_FIELD_CHANGES = "silver.openmetadata_field_changes"
 OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
 SOURCES = (DATAHUB_CHANGES, OM_FIELD_CHANGES, OM_CHANGE_EVENTS)
-COLUMNS = (
-    "change_id",
-    "source",
-    "entity_urn",
-    "parent_urn",
-    "changed_at",
-    "changed_by",
-    "operation",
-    "value",
-)
 SCHEMA = (
     "change_id string, source string, entity_urn string, parent_urn string, changed_at timestamp, "
     "changed_by string, operation string, value string"
 )
+COLUMNS = column_names(SCHEMA)
 
 
 def _om_text(value):

@@ -13,30 +13,17 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gold import GROUP, empty_frame
+from gold import GROUP, column_names, empty_frame
 from pipelines.core.table_specs import GoldTableSpec
 
 OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
 SOURCES = (OM_CHANGE_EVENTS,)
-COLUMNS = (
-    "entity_key",
-    "entity_fqn",
-    "entity_type",
-    "version",
-    "previous_version",
-    "changed_at",
-    "changed_by",
-    "event_type",
-    "fields_added",
-    "fields_updated",
-    "fields_deleted",
-    "events",
-)
 SCHEMA = (
     "entity_key string, entity_fqn string, entity_type string, version double, previous_version double, "
     "changed_at timestamp, changed_by string, event_type string, fields_added array<string>, "
     "fields_updated array<string>, fields_deleted array<string>, events bigint"
 )
+COLUMNS = column_names(SCHEMA)
 _NAMES = "struct<fieldsAdded:array<struct<name:string>>,fieldsUpdated:array<struct<name:string>>,fieldsDeleted:array<struct<name:string>>>"
 
 

@@ -15,7 +15,7 @@ import os
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gold import GROUP, empty_frame
+from gold import GROUP, column_names, empty_frame
 from gold.actor_activity_daily import activity_group
 from pipelines.core.table_specs import GoldTableSpec
 from silver.common import deterministic_id
@@ -24,20 +24,11 @@ AUDIT_EVENTS = "silver.datahub_audit_events"
 FAILED_LOGIN = "FailedLogInEvent"
 DEFAULT_SALT_ENV = "LAKEHOUSE_IP_SALT"
 GROUP_COLUMN = "activity_group"
-COLUMNS = (
-    "failed_login_id",
-    "event_date",
-    "actor",
-    "source_ip_hash",
-    "failed_logins",
-    "first_failed_at",
-    "last_failed_at",
-    GROUP_COLUMN,
-)
 SCHEMA = (
     "failed_login_id string, event_date date, actor string, source_ip_hash string, failed_logins long, "
     "first_failed_at timestamp, last_failed_at timestamp, source_ip string, activity_group string"
 )
+COLUMNS = column_names(SCHEMA)
 
 
 def ip_hash(ip: Column, salt: str) -> Column:
@@ -88,7 +79,6 @@ def build_failed_logins(audit_events: DataFrame, salt: str, expose_ip: bool = Fa
             "failed_login_id"
         ),
         *COLUMNS[1:-1],
-        "source_ip",
         activity_group(F.col("event_date"), F.col("actor")).alias(GROUP_COLUMN),
     )
 

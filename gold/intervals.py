@@ -32,6 +32,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from gold import column_names
 from silver.common import deterministic_id
 
 ADD, REMOVE, ENTITY_DELETED = "ADD", "REMOVE", "ENTITY_DELETED"
@@ -49,18 +50,12 @@ def root_urn() -> Column:
     return F.coalesce(F.col("parent_urn"), F.col("entity_urn"))
 
 
-# The columns every interval row ends with, after its association's key columns.
-INTERVAL_TAIL = (
-    "valid_from",
-    "valid_to",
-    "is_current",
-    "added_by",
-    "removed_by",
-    "end_reason",
-    "valid_from_event_id",
-    "valid_to_event_id",
-    GROUP_COLUMN,
+# The columns every interval row ends with, after its association's key columns, with their types.
+INTERVAL_TAIL_SCHEMA = (
+    "valid_from timestamp, valid_to timestamp, is_current boolean, added_by string, removed_by string, "
+    f"end_reason string, valid_from_event_id string, valid_to_event_id string, {GROUP_COLUMN} string"
 )
+INTERVAL_TAIL = column_names(INTERVAL_TAIL_SCHEMA)
 
 
 def interval_columns(association_key: Sequence[str]) -> list[str]:

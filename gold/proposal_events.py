@@ -15,7 +15,7 @@ from functools import reduce
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from gold import empty_frame
+from gold import column_names, empty_frame
 from gold.proposals import (
     ACTION_REQUESTS,
     CREATE_OPERATIONS,
@@ -36,21 +36,11 @@ from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
 from silver.common import deterministic_id
 
 CREATED = "CREATED"
-COLUMNS = (
-    "proposal_event_id",
-    "proposal_urn",
-    "resource_urn",
-    "event",
-    "status_rule",
-    "event_time",
-    "actor",
-    "source_event_id",
-    GROUP_COLUMN,
-)
 SCHEMA = (
     "proposal_event_id string, proposal_urn string, resource_urn string, event string, status_rule string, "
     "event_time timestamp, actor string, source_event_id string, group_urn string"
 )
+COLUMNS = column_names(SCHEMA)
 
 
 def build_events(action_requests: DataFrame, changes: DataFrame | None) -> DataFrame:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from gold import GROUP, empty_frame, string_map
+from gold import GROUP, column_names, empty_frame, string_map
 from gold.associations import DOMAIN, GLOSSARY_TERM, OWNERSHIP, TAG
 from gold.intervals import root_urn
 from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
@@ -58,29 +58,13 @@ CREATE_GLOSSARY_TERM = "CREATE_GLOSSARY_TERM"
 GLOSSARY_TERM_PREFIX = "urn:li:glossaryTerm:"
 _CATEGORY_ALIASES = {kind_category: "OWNERSHIP" for kind_category in OWNERSHIP.categories}
 
-COLUMNS = (
-    "proposal_urn",
-    "action_request_type",
-    "resource_urn",
-    "resource_type",
-    "sub_resource_type",
-    "sub_resource",
-    "created_by",
-    "created_at",
-    "status",
-    "status_rule",
-    "resolved_at",
-    "resolved_by",
-    "resolved_event_id",
-    "proposed",
-    GROUP_COLUMN,
-)
 SCHEMA = (
     "proposal_urn string, action_request_type string, resource_urn string, resource_type string, "
     "sub_resource_type string, sub_resource string, created_by string, created_at timestamp, status string, "
     "status_rule string, resolved_at timestamp, resolved_by string, resolved_event_id string, "
     "proposed map<string,string>, group_urn string"
 )
+COLUMNS = column_names(SCHEMA)
 
 
 def proposal_group() -> Column:

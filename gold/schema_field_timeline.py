@@ -19,10 +19,10 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from gold import GROUP, empty_frame
+from gold import GROUP, column_names, empty_frame
 from gold.associations import om_column_key
 from gold.interval_tables import intervals_of
-from gold.intervals import ADD, ENTITY_DELETED, GROUP_COLUMN, INTERVAL_TAIL, REMOVE, RENAME, ROW_KEY
+from gold.intervals import ADD, ENTITY_DELETED, GROUP_COLUMN, INTERVAL_TAIL_SCHEMA, REMOVE, RENAME, ROW_KEY
 from pipelines.core.table_specs import GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
@@ -30,7 +30,11 @@ OM_FIELD_CHANGES = "silver.openmetadata_field_changes"
 OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
 SOURCES = (DATAHUB_CHANGES, OM_FIELD_CHANGES, OM_CHANGE_EVENTS)
 KEYS = ["field_path"]
-COLUMNS = (ROW_KEY, "source", "dataset_urn", "field_path", "field_urn", "nullable", *INTERVAL_TAIL)
+SCHEMA = (
+    f"{ROW_KEY} string, source string, dataset_urn string, field_path string, field_urn string, "
+    f"nullable boolean, {INTERVAL_TAIL_SCHEMA}"
+)
+COLUMNS = column_names(SCHEMA)
 _FIELD_PATH_OF_URN = r"^urn:li:schemaField:\((.*),([^,]*)\)$"
 _COLUMN_LIST = "array<struct<name:string>>"
 
@@ -164,13 +168,6 @@ READERS = {
     OM_FIELD_CHANGES: _om_field_changes,
     OM_CHANGE_EVENTS: _om_change_events,
 }
-
-
-SCHEMA = (
-    "timeline_id string, source string, dataset_urn string, field_path string, field_urn string, "
-    "nullable boolean, valid_from timestamp, valid_to timestamp, is_current boolean, added_by string, "
-    "removed_by string, end_reason string, valid_from_event_id string, valid_to_event_id string, root_urn string"
-)
 
 
 def build(sources: dict[str, DataFrame]) -> DataFrame:

@@ -24,7 +24,7 @@ from tests.support.runs import SAMPLES
 pytest_plugins = ["tests.support.module_clock"]  # each module's time, and the bound on it
 
 # No JVM class archive in the suite, its `lakehouse` subprocesses included: they would map one a
-# previous run left in the user's cache, or each record one (tests/pipelines/test_class_archive.py).
+# previous run left in the user's cache, or each record one (tests/pipelines/runtime/test_class_archive.py).
 os.environ[CLASS_ARCHIVE_ENV] = "off"
 
 

@@ -4,6 +4,7 @@ and split batches) equal a full rebuild."""
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import pytest
 
@@ -21,6 +22,7 @@ from tests.support.gold import (
     assert_incremental_equals_full,
     assert_interval_invariants,
     build_all,
+    entity_change,
     rows,
     source,
 )
@@ -33,9 +35,7 @@ DS = "urn:li:dataset:abc"
 TABLE = "openmetadata:table:shop.db.orders"
 
 
-def dh(event_id, time, category, operation, entity=DS, actor="urn:li:corpuser:jdoe", **params):
-    return dict(event_id=event_id, event_time=time, entity_urn=entity, category=category, operation=operation,
-                actor=actor, **params)  # fmt: skip
+dh = partial(entity_change, entity=DS, actor="urn:li:corpuser:jdoe")
 
 
 def om(event_id, time, event_type, actor="ann", **extra):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from gold import ownership_timeline
@@ -9,6 +11,7 @@ from tests.support.gold import (
     assert_extended_equals_full,
     assert_incremental_equals_full,
     build_all,
+    entity_change,
     rows,
     source,
 )
@@ -20,28 +23,7 @@ DS = "urn:li:dataset:(urn:li:dataPlatform:hive,shop.orders,PROD)"
 ANN = "urn:li:corpuser:ann"
 
 
-def dh(event_id, time, category, operation, entity=DS, actor="urn:li:corpuser:admin", **params):
-    return dict(
-        event_id=event_id,
-        event_time=time,
-        entity_urn=entity,
-        category=category,
-        operation=operation,
-        actor=actor,
-        **params,
-    )
-
-
-@pytest.fixture
-def sources(spark):
-    def make(datahub=(), fields=(), events=()):
-        return {
-            DH: source(spark, DH, *datahub),
-            OM_FIELDS: source(spark, OM_FIELDS, *fields),
-            OM_EVENTS: source(spark, OM_EVENTS, *events),
-        }
-
-    return make
+dh = partial(entity_change, entity=DS, actor="urn:li:corpuser:admin")
 
 
 # "OWNER/OWNERSHIP ADD/REMOVE/MODIFY: ownerUrn, ownerType ...; MODIFY means the ownership type

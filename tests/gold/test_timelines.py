@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 
 from gold import current_views, domain_timeline, glossary_term_timeline, ownership_timeline, tag_timeline
@@ -13,8 +15,8 @@ from tests.support.gold import (
     at,
     build_all,
     build_extended,
+    entity_change,
     rows,
-    source,
 )
 
 DH = "silver.datahub_entity_changes"
@@ -28,18 +30,7 @@ COLUMN = "openmetadata:column:shop.db.orders.email"
 INTERVAL = ("entity_urn", "valid_from", "valid_to", "is_current", "added_by", "removed_by", "end_reason")
 
 
-def dh(event_id, time, category, operation, entity=DS, actor="urn:li:corpuser:ann", **params):
-    parent = DS if entity.startswith("urn:li:schemaField") else None
-    return dict(
-        event_id=event_id,
-        event_time=time,
-        entity_urn=entity,
-        parent_urn=parent,
-        category=category,
-        operation=operation,
-        actor=actor,
-        **params,
-    )
+dh = partial(entity_change, entity=DS, actor="urn:li:corpuser:ann")
 
 
 def label(fqn, origin="Classification"):
@@ -63,18 +54,6 @@ def om_tags(event_id, time, kind, old=(), new=(), column=None, actor="ann"):
         old_tags=[label(*t) if isinstance(t, tuple) else label(t) for t in old] or None,
         new_tags=[label(*t) if isinstance(t, tuple) else label(t) for t in new] or None,
     )
-
-
-@pytest.fixture
-def sources(spark):
-    def make(datahub=(), fields=(), events=()):
-        return {
-            DH: source(spark, DH, *datahub),
-            OM_FIELDS: source(spark, OM_FIELDS, *fields),
-            OM_EVENTS: source(spark, OM_EVENTS, *events),
-        }
-
-    return make
 
 
 def test_tag_timeline_columns_and_modifier_fallback(sources):

@@ -1,22 +1,22 @@
 """DataHub entity change events give the same silver rows bare, in a DataHub Actions envelope, or
-as a Kafka PlatformEvent (fixtures in tests/fixtures/envelopes, built from the bundled samples)."""
+as a Kafka PlatformEvent (fixtures in tests/support/fixtures/envelopes, built from the bundled samples)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from silver import datahub_action_requests, datahub_entity_changes, datahub_ignored_events
+from tests.support import FIXTURES
 from tests.support.tables import RUN_SPECIFIC, bronze_frame, table_differences
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envelopes"
+ENVELOPES = FIXTURES / "envelopes"
 LINEAGE = RUN_SPECIFIC | {"raw"}  # the delivered record differs by form; the typed event must not
 
 
 def fixture_lines(name: str) -> list[str]:
-    return (FIXTURES / name).read_text(encoding="utf-8").splitlines()
+    return (ENVELOPES / name).read_text(encoding="utf-8").splitlines()
 
 
 def test_the_fixtures_wrap_the_same_bare_events():

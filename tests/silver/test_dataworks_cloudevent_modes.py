@@ -12,10 +12,11 @@ from urllib.parse import quote
 import requests
 
 from silver import dataworks_events
+from tests.support import FIXTURES
 from tests.support.receiver import landed_files, running_receiver
 from tests.support.tables import RUN_SPECIFIC, bronze_frame
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envelopes"
+ENVELOPES = FIXTURES / "envelopes"
 LINEAGE = RUN_SPECIFIC | {"raw", "source_file", "record_index", "line_number", "container"}
 SUBJECT = "acs:dataworks:cn-shanghai:1493189603770213:节点/ods 订单 100%"
 NODE_NAME = "订单日汇总 ods_orders_daily"
@@ -23,8 +24,8 @@ NODE_NAME = "订单日汇总 ods_orders_daily"
 
 def _event() -> tuple[dict, dict]:
     """(binary-mode headers, structured event) of one node change with non-ASCII text."""
-    binary = json.loads((FIXTURES / "dataworks_cloudevent_binary.json").read_text())
-    structured = json.loads((FIXTURES / "dataworks_cloudevent_structured.json").read_text())
+    binary = json.loads((ENVELOPES / "dataworks_cloudevent_binary.json").read_text())
+    structured = json.loads((ENVELOPES / "dataworks_cloudevent_structured.json").read_text())
     structured["subject"] = SUBJECT
     structured["data"]["nodeName"] = NODE_NAME
     headers = dict(binary["headers"], **{"ce-subject": quote(SUBJECT, safe="/:")})

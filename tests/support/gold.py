@@ -101,6 +101,25 @@ def frame(spark: SparkSession, schema: str, records: Iterable[dict]) -> DataFram
     return spark.createDataFrame(data, schema)
 
 
+def entity_change(
+    event_id: str, time: str, category: str, operation: str, entity: str, actor: str, **params
+) -> dict:
+    """A `silver.datahub_entity_changes` record for `source`: a schema field's parent is its
+    dataset, as silver sets it. Test modules fix their own entity and actor with
+    `functools.partial`."""
+    parent = entity.split("(", 1)[1].rsplit(",", 1)[0] if entity.startswith("urn:li:schemaField:(") else None
+    return dict(
+        event_id=event_id,
+        event_time=time,
+        entity_urn=entity,
+        parent_urn=parent,
+        category=category,
+        operation=operation,
+        actor=actor,
+        **params,
+    )
+
+
 def source(spark: SparkSession, table: str, *records: dict) -> DataFrame:
     """A frame of the silver `table` (by name) from dict records."""
     return frame(spark, SCHEMAS[table], records)

@@ -14,11 +14,12 @@ import pyarrow.compute as pc
 import pytest
 from deltalake import write_deltalake
 
+from pipelines.core.config import PROJECT_ROOT
 from pipelines.runtime.tuning.allocator import ENV, SETTINGS
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads RSS from /proc")
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+REPOSITORY = PROJECT_ROOT
 VARIABLE, SETTING = ENV, SETTINGS["return_freed"]
 KEEP_EVERYTHING = "dirty_decay_ms:-1,muzzy_decay_ms:-1"  # jemalloc never hands freed pages back
 

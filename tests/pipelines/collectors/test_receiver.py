@@ -20,6 +20,7 @@ from urllib.parse import quote
 import pytest
 import requests
 
+from tests.support import FIXTURES
 from tests.support.receiver import (
     OPENMETADATA_TEST_MESSAGE,
     landed_files,
@@ -35,7 +36,7 @@ from tests.support.receiver import (
 ROUTES = {"/openmetadata": "openmetadata", "/dataworks": "dataworks", "/datahub": "datahub_ece"}
 SECRET = "s3cret-for-the-receiver"
 LAKEHOUSE = str(Path(sys.executable).with_name("lakehouse"))
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envelopes"
+ENVELOPES = FIXTURES / "envelopes"
 
 
 @pytest.mark.slow  # loads the receiver with thousands of concurrent requests
@@ -357,8 +358,8 @@ def test_openmetadatas_test_message_is_answered_and_not_landed(tmp_path, method,
 
 
 def test_binary_mode_headers_are_percent_decoded_as_the_http_binding_says(tmp_path):
-    fixture = json.loads((FIXTURES / "dataworks_cloudevent_binary.json").read_text())
-    structured = json.loads((FIXTURES / "dataworks_cloudevent_structured.json").read_text())
+    fixture = json.loads((ENVELOPES / "dataworks_cloudevent_binary.json").read_text())
+    structured = json.loads((ENVELOPES / "dataworks_cloudevent_structured.json").read_text())
     subject = "acs:dataworks:cn-shanghai:1493189603770213:文件/ods 订单 100%"
     structured["subject"] = subject
     headers = dict(fixture["headers"], **{"ce-subject": quote(subject, safe="/:")})

@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.core.config import PROJECT_ROOT
 from pipelines.synthetic import common
 from pipelines.synthetic import generator as gen
 from pipelines.synthetic.arguments import add_arguments
 from pipelines.synthetic.common import END_MS, OWNER_TYPES, START_MS, split_events
 from pipelines.synthetic.datahub import AUDIT_TYPES
+from tests.support import FIXTURES
 from tests.support.reference_model import (
     expected_current_deprecations,
     expected_current_owners,
@@ -31,10 +33,9 @@ from tests.support.reference_model import (
     landing_files,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ROOT / "samples"
+SAMPLES = PROJECT_ROOT / "samples"
 # the examples of the DataHub Entity Change Event documentation, one JSON object per line
-DOCUMENTED_EXAMPLES = ROOT / "tests" / "support" / "fixtures" / "datahub_ece_documented_examples.jsonl"
+DOCUMENTED_EXAMPLES = FIXTURES / "datahub_ece_documented_examples.jsonl"
 SOURCES = ("datahub_ece", "datahub_audit", "openmetadata", "dataworks")
 EVENTS = 6000
 

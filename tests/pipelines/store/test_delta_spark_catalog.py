@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 from pyspark.sql import Row
 
+from pipelines.core.config import PROJECT_ROOT
 from pipelines.query import script, statements
 from pipelines.query.spark_session import SqlSession
 from pipelines.store import open_store
 from tests.support.engines import skip_without_delta_spark
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = PROJECT_ROOT
 pytestmark = pytest.mark.slow  # Delta's JVM engine pays seconds per commit
 
 

@@ -18,6 +18,7 @@ import requests
 
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.store import open_store
+from tests.support import FIXTURES
 from tests.support.audit_collector import T0, T0_MS, collector
 from tests.support.engines import with_engine
 from tests.support.receiver import landed_files, post_all, running_receiver, sample_events
@@ -25,7 +26,7 @@ from tests.support.stand_in_datahub import StandInAuditServer
 from tests.support.tables import reconciliation
 
 pytestmark = pytest.mark.slow
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "envelopes"
+ENVELOPES = FIXTURES / "envelopes"
 
 
 def _landed_records(landing: Path, folder: str) -> int:
@@ -90,20 +91,20 @@ def _openmetadata_bodies(count: int) -> list[bytes]:
 def test_received_events_of_every_form_reconcile_from_landing_to_silver(config, spark, tmp_path):
     landing, warehouse = tmp_path / "landing", tmp_path / "warehouse"
     om = _openmetadata_bodies(10_000)
-    webhook_body = (FIXTURES / "openmetadata_webhook_body.json").read_bytes()
+    webhook_body = (ENVELOPES / "openmetadata_webhook_body.json").read_bytes()
     datahub = [
         line.encode("utf-8")
         for name in ("datahub_bare.jsonl", "datahub_actions_envelope.jsonl", "datahub_platform_event.jsonl")
-        for line in (FIXTURES / name).read_text().splitlines()
+        for line in (ENVELOPES / name).read_text().splitlines()
     ]
-    binary = json.loads((FIXTURES / "dataworks_cloudevent_binary.json").read_text())
+    binary = json.loads((ENVELOPES / "dataworks_cloudevent_binary.json").read_text())
     with running_receiver(landing) as url:
         statuses = asyncio.run(
             post_all(
                 url,
                 [("/openmetadata", b) for b in om + om[:40] + [webhook_body, b'{"id": "broken",']]
                 + [("/datahub", b) for b in datahub]
-                + [("/dataworks", (FIXTURES / "dataworks_cloudevent_structured.json").read_bytes())],
+                + [("/dataworks", (ENVELOPES / "dataworks_cloudevent_structured.json").read_bytes())],
                 concurrency=8,
             )
         )
@@ -124,7 +125,7 @@ def test_received_events_of_every_form_reconcile_from_landing_to_silver(config, 
     dh_counts = _reconciles(
         store, "datahub_ece", "bronze.datahub_entity_change_events", _landed_records(landing, "datahub_ece")
     )
-    bare = len((FIXTURES / "datahub_bare.jsonl").read_text().splitlines())
+    bare = len((ENVELOPES / "datahub_bare.jsonl").read_text().splitlines())
     assert dh_counts["rows_in"] == 3 * bare
     assert dh_counts["rows_duplicate"] == 2 * bare  # the two envelopes repeat the bare events
 
