@@ -25,6 +25,18 @@ from silver.common import (
 
 TABLE = "silver.datahub_audit_events"
 SOURCE_NAME = "datahub_audit"
+# The fields whose values make an audit event itself: what `event_id` hashes, and what the
+# collector tells events that tie on DataHub's sort keys apart by.
+EVENT_IDENTITY = (
+    "eventType",
+    "timestamp",
+    "actorUrn",
+    "entityUrn",
+    "aspectName",
+    "sourceIP",
+    "telemetryTraceId",
+    "loginSource",
+)
 
 # UsageEventResult fields and the event-specific ones, all as strings: a wrong JSON type stays
 # visible (as its JSON text) instead of nulling the record; rawUsageEvent is kept as JSON text.
@@ -44,19 +56,7 @@ def transform(bronze: DataFrame) -> DataFrame:
     ).otherwise(
         deterministic_id(
             F.lit(SOURCE_NAME),
-            *[
-                F.col(f"_event.{field}")
-                for field in (
-                    "eventType",
-                    "timestamp",
-                    "actorUrn",
-                    "entityUrn",
-                    "aspectName",
-                    "sourceIP",
-                    "telemetryTraceId",
-                    "loginSource",
-                )
-            ],
+            *[F.col(f"_event.{field}") for field in EVENT_IDENTITY],
         )
     )
     time_error = F.when(F.col("_event.timestamp").isNotNull() & event_time.isNull(), F.lit("cast:timestamp"))

@@ -44,6 +44,7 @@ from pipelines.collectors.collector_state import (
     state_path,
 )
 from pipelines.collectors.landing_writer import write_atomically
+from silver.datahub_audit_events import EVENT_IDENTITY
 
 SEARCH_PATH = "/openapi/v1/events/audit/search"
 DAY_MS = 86_400_000
@@ -197,19 +198,6 @@ class AuditSearchClient:
             self.report(f"retry {attempt}/{self.settings.max_attempts - 1} in {wait:.1f}s after {last}")
             self.sleep(wait)
         raise CollectError(f"gave up after {self.settings.max_attempts} attempts, last: {last}")
-
-
-# The fields whose values make an audit event itself: those silver's `event_id` hashes.
-EVENT_IDENTITY = (
-    "eventType",
-    "timestamp",
-    "actorUrn",
-    "entityUrn",
-    "aspectName",
-    "sourceIP",
-    "telemetryTraceId",
-    "loginSource",
-)
 
 
 def page_file_name(state: CollectorState, window: list[int], page: int) -> str:
