@@ -7,6 +7,7 @@ import shutil
 
 import pytest
 from pyspark import SparkContext
+from pyspark.sql import SparkSession
 
 from pipelines.core.config import load_config
 from pipelines.orchestration.runner import run_pipeline
@@ -66,12 +67,19 @@ def spark(config, request):
 
 @pytest.fixture(scope="module", autouse=True)
 def _delta_logs_forgotten():
-    """When a module ends, Delta forgets the tables its tests opened (`forget_delta_logs`): their
-    warehouses go with the module, and the suite's one JVM keeps a fixed heap."""
+    """When a module ends, its warehouses go: the session catalog forgets the names its tables had
+    (the next module's warehouses take the same names) and Delta the tables its tests opened
+    (`forget_delta_logs`), so the suite's one JVM keeps a fixed heap."""
     yield
     context = SparkContext._active_spark_context  # the suite's session, if a test has started it
-    if context is not None:
-        forget_delta_logs(context._jvm)
+    if context is None:
+        return
+    session = SparkSession.getActiveSession()
+    if session is not None:
+        for (database,) in session.sql("SHOW DATABASES").collect():
+            if database != "default":
+                session.sql(f"DROP DATABASE IF EXISTS `{database}` CASCADE")
+    forget_delta_logs(context._jvm)
 
 
 @pytest.fixture

@@ -516,7 +516,7 @@ def test_scheduled_runs_print_their_seconds_and_files_and_leave_no_table_fragmen
     assert [r["run"] for r in runs] == [1, 2]
     assert [line.split()[:2] for line in lines[:-1]] == [["run", "1"], ["run", "2"]]
     assert all(r["seconds"] > 0 and r["data_files"] > 0 for r in runs)
-    assert "ops.runs" in runs[0]["compacted"]  # a row a task: many files in one run
+    assert "ops.ingestion_log" in runs[0]["compacted"]  # each bronze task logs its files: several a run
     store = open_store(spark, warehouse, "delta-rs")
     assert runs[-1]["data_files"] == schedule.data_files(store)
     assert max(store.compactable_files(t, 32 * 1024 * 1024) for t in store.tables()) < 2

@@ -17,8 +17,7 @@ from pipelines.core.graph import load_graph
 from pipelines.orchestration.runner import RunFailed, run_pipeline
 from pipelines.quality.report import build_report
 from pipelines.quality.suites import SUITES_DIR
-from pipelines.store import open_store
-from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.engines import engine_store, skip_without_delta_spark, with_engine
 from tests.support.tables import BRONZE_TABLES, assert_reconciles
 
 SAMPLES = PROJECT_ROOT / "samples"
@@ -45,7 +44,7 @@ def demo(request, config, spark, tmp_path_factory):
             config.with_overrides(landing=str(landing), warehouse=str(root / "warehouse")), engine
         )
         summary = run_pipeline(demo_config, spark=spark)
-    store = open_store(spark, demo_config.warehouse, engine)
+    store = engine_store(spark, demo_config.warehouse, engine)
     assert store.engine.name == engine
     return demo_config, store, summary
 
@@ -96,7 +95,7 @@ def test_second_run_changes_no_table(demo, spark, tmp_path):
     shutil.copytree(built.landing, tmp_path / "landing")
     shutil.copytree(built.warehouse, tmp_path / "warehouse")
     config = built.with_overrides(landing=str(tmp_path / "landing"), warehouse=str(tmp_path / "warehouse"))
-    store = open_store(spark, config.warehouse, built.engine)
+    store = engine_store(spark, config.warehouse, built.engine)
     data_tables = [t for t in store.tables() if not t.startswith("ops.")]
     before = {t: store.version(t) for t in data_tables}
     run_pipeline(config, spark=spark)
@@ -168,6 +167,6 @@ def test_a_breached_gold_fail_rule_stops_the_run_with_one_line(config, spark, en
     assert "failed for 2 of" in message and "(e.g. datahub|urn:li:tag:pii)" in message
     assert "\n" not in message
     assert not Path(tmp_path / "w" / "gold" / "tag_timeline" / "_delta_log").exists()
-    store = open_store(spark, strict.warehouse, engine)
+    store = engine_store(spark, strict.warehouse, engine)
     breached = store.read("ops.dq_results").where((F.col("table") == "gold.tag_timeline") & ~F.col("success"))
     assert [r.expectation for r in breached.collect()] == ["one_current_interval_per_key"]

@@ -19,7 +19,7 @@ One data set and three warehouses, each built once per module:
   groups from their history);
 - incremental-delta-spark: the same three runs by Delta's own engine, then a run with
   nothing new (the two above run on delta-rs). The per-warehouse checks (bronze, silver,
-  gold against the reference model) hold on it too, every data table equals the delta-rs
+  gold against the reference model) hold on it too, every gold table equals the delta-rs
   full build's, and the idle run commits nothing.
 All use the same landing path, so lineage columns agree.
 """
@@ -36,10 +36,9 @@ import pytest
 from pyspark.sql import functions as F
 
 from pipelines.orchestration.runner import run_pipeline
-from pipelines.store import open_store
 from pipelines.synthetic.common import RECORDS_PER_FILE
 from pipelines.synthetic.generator import generate
-from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.engines import engine_store, skip_without_delta_spark, with_engine
 from tests.support.reference_model import (
     FAILURE,
     SUCCESS,
@@ -119,7 +118,7 @@ def _held_back(folder: Path) -> tuple[list[Path], list[Path]]:
 
 def _warehouse(config, spark, landing_dir: Path, warehouse: Path, engine: str = "delta-rs"):
     built = with_engine(config.with_overrides(landing=str(landing_dir), warehouse=str(warehouse)), engine)
-    return built, open_store(spark, built.warehouse, engine)
+    return built, engine_store(spark, built.warehouse, engine)
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +184,7 @@ def warehouse_store(request):
 @pytest.mark.parametrize("built", ["full", "incremental_delta_spark"])
 def test_bronze_holds_every_landed_record_per_source(landing, landed, built, request):
     _folder, generated = landing
-    _config, store = request.getfixturevalue(built)
+    store = request.getfixturevalue(built)[1]
     for source, table in BRONZE_TABLES.items():
         bronze = store.read(table)
         rows, corrupt = bronze.count(), bronze.where("is_corrupt").count()
@@ -357,8 +356,10 @@ def test_delta_spark_in_three_batches_equals_a_delta_rs_full_build_table_by_tabl
 ):
     _, rs_store = full
     _, spark_store, _, _ = incremental_delta_spark
-    data_layers = ("bronze.", "silver.", "gold.")
-    differences = _warehouse_differences(rs_store, spark_store, data_layers, "delta-rs vs delta-spark")
+    # gold, as the delta-rs build in three batches is held to: silver keeps the first landed copy of
+    # a repeated record, and a batch landing later changes which copy that is (bronze and silver
+    # counts reconcile per warehouse above)
+    differences = _warehouse_differences(rs_store, spark_store, ("gold.",), "delta-rs vs delta-spark")
     assert not differences, differences
 
 

@@ -69,6 +69,7 @@ CONFLICTS = (
     "DELTA_PROTOCOL_CHANGED",
     "DELTA_METADATA_CHANGED",
     "TABLE_OR_VIEW_ALREADY_EXISTS",  # two first writes of a shared table, side by side
+    "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",  # ... the other one's files already in its folder
     "ConcurrentAppendException",
     "ProtocolChangedException",
     "MetadataChangedException",
@@ -428,12 +429,14 @@ class DeltaSparkEngine(Engine):
         replacement): the files of those whose average file is under `target_bytes`."""
         small = 0
         for commit in self._commits(ref, limit=COMPACTION_LOOKBACK):
-            if commit["operation"] == "OPTIMIZE" or commit["operation"] in REPLACES:
+            if commit["operation"] == "OPTIMIZE":
                 break
             files = _metric(commit, "numFiles") or _metric(commit, "numTargetFilesAdded") or 0
             written = _metric(commit, "numOutputBytes") or 0
             if files and written / files < target_bytes:
                 small += files
+            if commit["operation"] in REPLACES:  # the table's first files, or a replacement's
+                break
         return small
 
     def _partition_columns(self, ref: TableRef) -> list[str]:
@@ -482,7 +485,7 @@ class DeltaSparkEngine(Engine):
         """The Delta table at `ref.path` as the session catalog's `ref.catalog_name`. A catalog
         that already names another folder so (a Spark Connect server other warehouses use too)
         is refused: the warehouse needs a schema prefix of its own."""
-        if ref.path is None or not os.path.isdir(os.path.join(ref.path, "_delta_log")):
+        if ref.path is None:
             return
         name = self._name(ref)
         if self.spark.catalog.tableExists(name.replace("`", "")):
@@ -494,8 +497,9 @@ class DeltaSparkEngine(Engine):
                     "give this warehouse a schema prefix of its own (storage.schema_prefix)"
                 )
             return
-        self.spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING DELTA LOCATION {_sql_string(ref.path)}")
-        self.cache.forget(ref.name)
+        if os.path.isdir(os.path.join(ref.path, "_delta_log")):  # else created there by its first write
+            self.spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING DELTA LOCATION {_sql_string(ref.path)}")
+            self.cache.forget(ref.name)
 
     def catalog_tables(self, schema: str) -> list[str]:
         if not self.spark.catalog.databaseExists(schema.replace("`", "")):

@@ -37,7 +37,7 @@ from pipelines.store.metadata import MetadataCache
 from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
 
 CHANGES_READ_LAYERS = ("bronze", "silver")  # later tasks read the rows these tables gain
-WRITE_ATTEMPTS = 4  # a write that still conflicts with another writer's commit is tried again
+WRITE_ATTEMPTS = 5  # a write that still conflicts with another writer's commit is tried again
 T = TypeVar("T")
 
 _WRITE_LOCKS: dict[str, threading.RLock] = {}
@@ -129,7 +129,14 @@ class TableStore:
         return ".".join(f"`{p}`" for p in [*parts, f"{self.schema_prefix}{layer}", table])
 
     def ref(self, name: str) -> TableRef:
-        """How the engine reaches `name`."""
+        """How the engine reaches `name`. Where the session catalog names the tables (delta-spark
+        without a `catalog`), the name is first made this warehouse's (`register`): a session
+        that names another warehouse's table so (a Spark Connect server others use, a process
+        that opened another warehouse) is refused rather than read or written."""
+        self.register(name)
+        return self._ref(name)
+
+    def _ref(self, name: str) -> TableRef:
         layer, _ = _split(name)
         return TableRef(
             name,
@@ -139,12 +146,14 @@ class TableStore:
         )
 
     def register(self, name: str) -> None:
-        """Make `name` a catalog table at its folder (delta-spark, session catalog), once per process."""
+        """Make `name` the session catalog's table at this warehouse's folder (delta-spark without a
+        `catalog`), once per process: registered where the folder holds a table, checked where
+        the catalog names one already."""
         qualified = self.catalog_name(name)
         if qualified is None or self.catalog or qualified in self._registered:
             return
         self._create_schema(name)
-        self.engine.register(self.ref(name))
+        self.engine.register(self._ref(name))
         self._registered.add(qualified)
 
     def register_all(self) -> list[str]:
@@ -263,11 +272,9 @@ class TableStore:
                         if attempt == WRITE_ATTEMPTS:
                             raise
                         self.engine.cache.forget(name)
-                        time.sleep(0.2 * 2**attempt)
+                        time.sleep(0.25 * 2**attempt)  # 0.5 s, then 1, 2, 4: the other writer's commit lands
             finally:
                 self.engine.cache.forget(name)
-        if self.catalog_name(name) is not None and not self.catalog:
-            self._registered.add(self.catalog_name(name))  # created at its folder, by name
         return result
 
     def append_rows(self, rows: list[tuple], schema: StructType, name: str) -> None:

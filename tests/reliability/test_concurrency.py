@@ -23,7 +23,8 @@ from pipelines.cli import commands as cli
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.orchestration.lock import warehouse_lock
 from pipelines.orchestration.runner import run_pipeline
-from pipelines.store import ConcurrentWriteError, TableStore, open_store
+from pipelines.store import ConcurrentWriteError, TableStore
+from tests.support.engines import engine_store
 from tests.support.runs import SAMPLES, SOURCES, snapshot
 
 TABLE = "silver.concurrency_probe"
@@ -86,7 +87,7 @@ def test_vacuum_never_runs_beside_a_live_run(spark, tmp_path, capsys):
 
 @pytest.fixture
 def any_store(engine, spark, warehouse) -> TableStore:
-    return open_store(spark, warehouse, engine)
+    return engine_store(spark, warehouse, engine)
 
 
 def _rows(spark, ids: range, value: str):

@@ -1,7 +1,7 @@
 """A run killed (SIGKILL) at the worst moments is repaired by the next run, and vacuum clears its debris.
 
 Two landings arrive in two runs, so the second one appends to existing tables, creates a new
-one, merges into the quarantine and (gold case) merges gold incrementally. Each case copies the
+one, appends to the quarantine and (gold case) replaces gold groups incrementally. Each case copies the
 warehouse left by the first run, kills a `lakehouse run` subprocess on the second landing at one
 checkpoint (`pipelines/runtime/faults.py`), re-runs without the fault and must end with exactly the
 tables of an uninterrupted run: same rows, no duplicates. The killed attempt's Parquet files are
@@ -11,7 +11,7 @@ only, except the gold one (gold tasks triple a run's time).
 
 Every case runs on delta-rs. On delta-spark, where Delta writes and commits inside one JVM call
 and the engine has Delta call the checkpoint as it begins the commit, two cases stand for the
-rest: a write's commit (the first, which would create the table) and a merge's.
+rest: a write's commit (the first, which would create the table) and the quarantine's append.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from pipelines.orchestration.runner import run_pipeline
 from pipelines.quality import validation_documents
 from pipelines.runtime import faults
 from pipelines.runtime.faults import ENV as FAULT_ENV
-from pipelines.store import TableStore, open_store
-from tests.support.engines import skip_without_delta_spark, with_engine
+from pipelines.store import TableStore
+from tests.support.engines import engine_store, skip_without_delta_spark, with_engine
 from tests.support.runs import (
     SAMPLES,
     SOURCES,
@@ -72,16 +72,8 @@ ALL_LAYERS = ("bronze", "silver", "gold")
 @dataclass(frozen=True)
 class Case:
     fault: str  # LAKEHOUSE_FAULT of the killed run
-    leftovers: str | None  # table folder (or `_tmp`) where the killed attempt leaves Parquet files
+    leftovers: str | None  # table folder where the killed attempt leaves Parquet files
     layers: tuple[str, ...] = SILVER  # gold only where the case needs it: it triples a run's time
-
-    def leftovers_of(self, engine: str) -> str | None:
-        """Where `engine`'s killed attempt leaves them. Delta's MERGE (delta-spark) stages no
-        source in `_tmp`: it reads the source where it is and writes the rewritten files into
-        the table folder before it commits (delta-rs' checkpoint comes before the merge writes)."""
-        if engine == "delta-spark" and self.leftovers == "_tmp":
-            return faults.parse(self.fault).target
-        return self.leftovers
 
 
 CASES = {
@@ -92,12 +84,13 @@ CASES = {
         "delta_commit@silver.datahub_entity_changes", "silver.datahub_entity_changes"
     ),
     "silver_quarantined_not_appended": Case("silver_after_quarantine@silver.datahub_entity_changes", None),
-    "quarantine_merge": Case("merge_commit@silver.quarantine", "_tmp"),
+    # rows quarantined, their files in the quarantine's folder, the append never committed
+    "quarantine_append": Case("delta_commit@silver.quarantine", "silver.quarantine"),
     # a gold group replacement: the rebuilt rows and the rewritten files published, never committed
     "gold_merge": Case("merge_commit@gold.tag_timeline", "gold.tag_timeline", ALL_LAYERS),
 }
 # The cases run on delta-spark too (a delta-spark case takes minutes): Delta's write, Delta's merge.
-DELTA_SPARK_CASES = ("bronze_first_commit", "quarantine_merge")
+DELTA_SPARK_CASES = ("bronze_first_commit", "quarantine_append")
 
 
 def _has_gold() -> bool:
@@ -135,7 +128,7 @@ def _scenario(config, spark, tmp_path_factory, layers: tuple[str, ...], engine: 
         shutil.copytree(warehouse, root / "after_first_run")
         _copy_landing(SECOND_LANDING, landing)
         run_pipeline(reference, layers, spark=spark)
-        store = open_store(spark, warehouse, engine)
+        store = engine_store(spark, warehouse, engine)
         _scenarios[(layers, engine)] = Scenario(landing, root / "after_first_run", snapshot(store))
     return _scenarios[(layers, engine)]
 
@@ -221,7 +214,7 @@ def _kill_and_recover(name: str, case: Case, engine: str, config, spark, tmp_pat
         f"{case.fault} was never reached (exit {killed.returncode}):\n{killed.stderr[-3000:]}"
     )
     assert f"engine={engine}" in killed.stdout + killed.stderr
-    store = open_store(spark, warehouse, engine)
+    store = engine_store(spark, warehouse, engine)
     leftovers = _uncommitted(store)
     rerun = with_engine(
         config.with_overrides(landing=str(scenario.landing), warehouse=str(warehouse)), engine
@@ -309,7 +302,7 @@ def test_no_record_is_doubled(outcome: Outcome):
 @pytest.mark.slow
 @ALL_CASES
 def test_killed_attempt_left_files_that_were_never_read(outcome: Outcome):
-    leftovers = outcome.case.leftovers_of(outcome.engine)
+    leftovers = outcome.case.leftovers
     if leftovers is None:
         assert not outcome.leftovers_before_vacuum  # the kill came after every write was committed
         return
@@ -318,8 +311,7 @@ def test_killed_attempt_left_files_that_were_never_read(outcome: Outcome):
         f"expected uncommitted Parquet files under {folder}"
     )
     reported = dict(line.split(": ", 1) for line in outcome.vacuum_output.splitlines())
-    where = cli.LEFTOVERS if leftovers == "_tmp" else leftovers
-    assert not reported[where].startswith("0 "), reported[where]
+    assert not reported[leftovers].startswith("0 "), reported[leftovers]
 
 
 @pytest.mark.slow
@@ -333,12 +325,3 @@ def test_vacuum_leaves_exactly_the_snapshot_files_in_every_table(outcome: Outcom
         )
     reported = dict(line.split(": ", 1) for line in outcome.vacuum_output.splitlines())
     assert sorted(reported) == sorted([*store.tables(), cli.LEFTOVERS, validation_documents.LABEL])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(  # delta-rs: Delta's MERGE (delta-spark) stages no source of its own
-    "outcome", _params(["quarantine_merge", "gold_merge"], engines=("delta-rs",)), indirect=True
-)
-def test_vacuum_removes_a_killed_merge_source(outcome: Outcome):
-    assert not _uncommitted(outcome.store)
-    assert not any((outcome.store.warehouse / "_tmp").iterdir())

@@ -23,8 +23,8 @@ from pyspark.sql import functions as F
 
 from pipelines.landing import ingestion_log
 from pipelines.orchestration.runner import run_pipeline
-from pipelines.store import TableStore, open_store
-from tests.support.engines import skip_without_delta_spark, with_engine
+from pipelines.store import TableStore
+from tests.support.engines import engine_store, skip_without_delta_spark, with_engine
 from tests.support.runs import SAMPLES, SOURCES, data_tables
 from tests.support.tables import table_differences
 
@@ -72,7 +72,7 @@ def warehouses(config, spark, tmp_path_factory) -> Warehouses:
         )
         summary = run_pipeline(settings, spark=spark)
         assert not [k for k, r in summary.results.items() if r.status == "FAILED"]
-        return open_store(spark, settings.warehouse, engine)
+        return engine_store(spark, settings.warehouse, engine)
 
     full = run("full", "delta-rs")
     orders = [("delta-rs", "delta-spark"), ("delta-spark", "delta-rs")]

@@ -28,7 +28,7 @@ from pipelines.core.config import Config
 from pipelines.ops.compaction import compact_tables
 from pipelines.orchestration.runner import RunSummary, run_pipeline
 from pipelines.store import TableStore, open_store
-from tests.support.engines import skip_without_delta_spark, with_engine
+from tests.support.engines import engine_store, skip_without_delta_spark, with_engine
 from tests.support.runs import SAMPLES
 from tests.support.tables import RUN_SPECIFIC
 
@@ -135,7 +135,7 @@ def twins(request, config, spark, first: First) -> Twins:
     )
     # whether Spark generates code or interprets, and the order tasks run in, change nothing
     run_pipeline(_with_generated_code_and_parallel_tasks(settings), spark=spark)
-    second = open_store(spark, settings.warehouse, engine)
+    second = engine_store(spark, settings.warehouse, engine)
     return Twins(first.landing, [first.store, second], [first.answers, answers(second)])
 
 

@@ -3,20 +3,38 @@
 from __future__ import annotations
 
 import copy
+import hashlib
+from pathlib import Path
 
 import pytest
 
 from pipelines.core.config import Config
+from pipelines.store import TableStore, open_store
 
 ENGINES = ("delta-rs", "delta-spark")
 DELTA_SPARK_MISSING: list[str] = []  # why the suite's JVM has no Delta classes, if it has none (conftest)
 
 
+def schema_prefix_of(warehouse) -> str:
+    """The schema prefix of a test warehouse's catalog tables on delta-spark: the suite's one
+    session names the tables of many warehouses, a session catalog names each once."""
+    return "w" + hashlib.sha1(str(Path(warehouse).resolve()).encode()).hexdigest()[:10] + "_"
+
+
 def with_engine(config: Config, engine: str) -> Config:
-    """`config` with `storage.engine` set to `engine`."""
+    """`config` with `storage.engine` set to `engine`; on delta-spark, the schema prefix of its
+    warehouse's own (`schema_prefix_of`) unless it names one."""
     raw = copy.deepcopy(config.raw)
     raw["storage"]["engine"] = engine
+    if engine == "delta-spark" and not raw["storage"].get("schema_prefix"):
+        raw["storage"]["schema_prefix"] = schema_prefix_of(config.warehouse)
     return Config(raw)
+
+
+def engine_store(spark, warehouse, engine: str) -> TableStore:
+    """The store of a test warehouse on `engine`, as `with_engine`'s configuration names its tables."""
+    prefix = schema_prefix_of(warehouse) if engine == "delta-spark" else ""
+    return open_store(spark, warehouse, engine, schema_prefix=prefix)
 
 
 def skip_without_delta_spark(engine: str) -> None:

@@ -14,6 +14,7 @@ from pyspark.sql import Row
 
 from pipelines.store import open_store
 from pipelines.store.engine import Engine
+from tests.support.engines import engine_store
 from tests.support.tables import spark_jobs
 
 UTC = dt.timezone.utc
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.usefixtures("small_input")  # a few rows per table: run
 
 @pytest.fixture
 def any_store(engine, spark, warehouse):
-    return open_store(spark, warehouse, engine)
+    return engine_store(spark, warehouse, engine)
 
 
 def _rows(spark, items):
