@@ -16,6 +16,7 @@ from pipelines.runtime.tuning.class_archive import ENV as CLASS_ARCHIVE_ENV
 from pipelines.store import open_store
 from tests.support.engines import (
     DELTA_SPARK_MISSING,
+    WAREHOUSE_SCHEMA,
     forget_delta_logs,
     skip_without_delta_spark,
     with_engine,
@@ -108,7 +109,9 @@ def _catalog_left_empty(request):
     yield
     if catalog.listDatabases().size() > before:
         for (database,) in spark.sql("SHOW DATABASES").collect():
-            if database not in kept:
+            # a warehouse's own prefix (`schema_prefix_of`) names nothing another test's can: those
+            # stay until the module ends, for fixtures that cache a warehouse across its tests
+            if database not in kept and not WAREHOUSE_SCHEMA.match(database):
                 spark.sql(f"DROP DATABASE IF EXISTS `{database}` CASCADE")
 
 

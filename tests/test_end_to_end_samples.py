@@ -94,7 +94,10 @@ def test_second_run_changes_no_table(demo, spark, tmp_path):
     built, _store, _summary = demo
     shutil.copytree(built.landing, tmp_path / "landing")
     shutil.copytree(built.warehouse, tmp_path / "warehouse")
-    config = built.with_overrides(landing=str(tmp_path / "landing"), warehouse=str(tmp_path / "warehouse"))
+    moved = built.with_overrides(
+        landing=str(tmp_path / "landing"), warehouse=str(tmp_path / "warehouse"), schema_prefix=""
+    )
+    config = with_engine(moved, built.engine)  # on delta-spark: the copy's own catalog names
     store = engine_store(spark, config.warehouse, built.engine)
     data_tables = [t for t in store.tables() if not t.startswith("ops.")]
     before = {t: store.version(t) for t in data_tables}

@@ -55,6 +55,7 @@ from pipelines.orchestration.runner import run_pipeline
 from pipelines.runtime.java import ensure_java
 from pipelines.runtime.spark import DELTA_SQL_CONF, SMALL_INPUT_CONF, delta_package
 from pipelines.store import LAYERS, open_store
+from pipelines.store.engine import TableRef
 from tests.support.engines import skip_without_delta_spark
 from tests.support.hive_metastore import hive_metastore
 from tests.support.jobs_service import overlapping, run_job
@@ -402,8 +403,9 @@ def test_the_exported_job_on_a_simulated_cluster_builds_the_tables_a_local_run_b
         + f"; side by side: {side_by_side}; failed attempts, retried: {failed_attempts(tmp_path)}"
     )
     # On the first run in an empty catalog, groups starting together race to create the tables
-    # they share (ops.runs, ops.ingestion_log): one commit wins and the others fail with Delta's
-    # concurrent-write exception, which the job's retries absorb. No attempt fails otherwise.
+    # they share (ops.runs, ops.ingestion_log): one creation wins, the table store tries the
+    # others again, and an attempt failing still fails with a concurrent write, which the job's
+    # retries absorb. No attempt fails otherwise.
     for attempt in failed_attempts(tmp_path):
         assert "ConcurrentWriteError" in attempt, attempt
     graph = load_graph()
@@ -434,7 +436,7 @@ def test_the_exported_job_on_a_simulated_cluster_builds_the_tables_a_local_run_b
     assert not any((Path(variables["warehouse"]) / layer).exists() for layer in ("bronze", "silver", "gold"))
     assert sorted(tables) == sorted(expected.tables())
     for name, folder in tables.items():
-        simulated = reader.engine.read(str(folder))
+        simulated = reader.engine.read(TableRef(name, path=str(folder)))
         if name.startswith(("bronze.", "silver.")):
             assert simulated.count() == expected.read(name).count(), name
         elif name.startswith("gold."):

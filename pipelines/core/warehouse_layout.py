@@ -12,6 +12,15 @@ from pathlib import Path
 LAYERS = ("bronze", "silver", "gold", "ops")
 
 
+def holds_delta_table(folder: str | os.PathLike) -> bool:
+    """Whether `folder` is a Delta table: its `_delta_log` holds a commit or a checkpoint (a write
+    killed before its first commit leaves the folder, maybe an empty log, and no table)."""
+    log = Path(folder) / "_delta_log"
+    if not log.is_dir():
+        return False
+    return any(p.suffix == ".json" and p.stem.isdigit() or ".checkpoint" in p.name for p in log.iterdir())
+
+
 def folder_tables(warehouse: str | os.PathLike) -> list[str]:
     """Every Delta table folder `<warehouse>/<layer>/<table>`, as `<layer>.<table>` (no engine
     needed: readers other than Spark list the warehouse the same way)."""
@@ -20,6 +29,6 @@ def folder_tables(warehouse: str | os.PathLike) -> list[str]:
         folder = Path(warehouse) / layer
         if folder.is_dir():
             for child in sorted(folder.iterdir()):
-                if (child / "_delta_log").is_dir():
+                if holds_delta_table(child):
                     found.append(f"{layer}.{child.name}")
     return found

@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from pipelines.core.locations import NotALocalPath, local_path
+from pipelines.core.warehouse_layout import holds_delta_table
 from pipelines.runtime import faults
 from pipelines.runtime.spark import session_conf
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
@@ -497,7 +498,7 @@ class DeltaSparkEngine(Engine):
                     "give this warehouse a schema prefix of its own (storage.schema_prefix)"
                 )
             return
-        if os.path.isdir(os.path.join(ref.path, "_delta_log")):  # else created there by its first write
+        if holds_delta_table(ref.path):  # else created there by its first write
             self.spark.sql(f"CREATE TABLE IF NOT EXISTS {name} USING DELTA LOCATION {_sql_string(ref.path)}")
             self.cache.forget(ref.name)
 

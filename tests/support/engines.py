@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,9 @@ from pipelines.store import TableStore, open_store
 
 ENGINES = ("delta-rs", "delta-spark")
 DELTA_SPARK_MISSING: list[str] = []  # why the suite's JVM has no Delta classes, if it has none (conftest)
+
+
+WAREHOUSE_SCHEMA = re.compile(r"^w[0-9a-f]{10}_")  # what `schema_prefix_of` names schemas with
 
 
 def schema_prefix_of(warehouse) -> str:
