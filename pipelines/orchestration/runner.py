@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from pipelines.core.config import Config
 from pipelines.core.context import RunContext, TaskObserver, TaskResult
-from pipelines.core.graph import Task, TaskGraph, load_graph
+from pipelines.core.graph import Task, TaskGraph, inputs_of, load_graph
 from pipelines.core.table_specs import BronzeTableSpec, GoldTableSpec, SilverTableSpec
 from pipelines.executors import bronze, gold, silver
 from pipelines.landing.ingestion_log import TABLE as INGESTION_LOG
@@ -113,6 +113,7 @@ def run_pipeline(
             **(notes or {}),
         )
         tasks = graph.ordered(set(layers))
+        store.prefetch(_tables_of(tasks, config))
         try:
             failed = _run_graph(ctx, tasks, config.section("run")["parallel_tasks"], summary)
         finally:
@@ -124,6 +125,15 @@ def run_pipeline(
             summary.compactions = _compact_written_tables(ctx, tasks, summary)
         summary.seconds = time.monotonic() - started
     return summary
+
+
+def _tables_of(tasks: list[Task], config: Config) -> list[str]:
+    """The tables `tasks` build and read, and the ingestion log bronze tasks consult."""
+    tables = [INGESTION_LOG] if any(task.layer == "bronze" for task in tasks) else []
+    for task in tasks:
+        spec = task.spec(config)
+        tables += [spec.table, *inputs_of(spec)]
+    return tables
 
 
 def _compact_written_tables(ctx: RunContext, tasks: list[Task], summary: RunSummary) -> list[TableCompaction]:

@@ -187,6 +187,9 @@ class DeltaSparkEngine(Engine):
             commits.append(commit)
         return sorted(commits, key=lambda c: c["version"], reverse=True)
 
+    def prefetch(self, ref: TableRef) -> None:
+        self._commits(ref)
+
     def version(self, ref: TableRef) -> int | None:
         commits = self._commits(ref)
         return commits[0]["version"] if commits else None

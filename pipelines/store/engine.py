@@ -69,6 +69,12 @@ class Engine(ABC):
     @abstractmethod
     def exists(self, ref: TableRef) -> bool: ...
 
+    def prefetch(self, ref: TableRef) -> None:
+        """Learn now what a run will ask of the table's log (engines where each question is a
+        command of its own); called side by side for many tables (`TableStore.prefetch`).
+        Reading its own log is cheap on delta-rs, so it learns there when asked."""
+        return None
+
     @abstractmethod
     def version(self, ref: TableRef) -> int | None: ...
 
