@@ -6,7 +6,7 @@ schema fields and structured properties, OpenMetadata version counts and DataWor
 instance outcomes equal an independent plain-Python model; incremental equals a full
 rebuild) only mean something where several files per source, late files and duplicates
 across files all happen. `make test-all` runs it at the smallest size that has them all
-(`LAKEHOUSE_SCALE_EVENTS`, default 24,000, spread over as many files as 300,000 events
+(`LAKEHOUSE_SCALE_EVENTS`, default 16,000, spread over as many files as 300,000 events
 fill); `make test-scale` runs it at 300,000 events, where partitioning and Spark's
 compiled plans come in too (marked `scale` then).
 
@@ -62,7 +62,7 @@ from tests.support.tables import (
     table_differences,
 )
 
-EVENTS = int(os.environ.get("LAKEHOUSE_SCALE_EVENTS", "24000"))
+EVENTS = int(os.environ.get("LAKEHOUSE_SCALE_EVENTS", "16000"))
 SCALE = 100_000  # from this many events the module measures size: `make test-scale`
 # Records per data file: a small set is spread over as many files as the generator writes at
 # 300,000 events (eight to sixteen per source), so that held-back batches and repeats across

@@ -23,6 +23,7 @@ from tests.support.tables import table_differences
 pytestmark = pytest.mark.slow  # a Spark Connect server, the pipeline through it twice a landing
 
 SECOND_LANDING = ("datahub_ece/2024-04", "openmetadata/2024-04-01", "datahub_audit/2024-03-03")
+GENERATED = 1_000  # events of the generated landing: every source, more than one file each
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
 
 
@@ -113,10 +114,10 @@ def test_a_generated_landing_in_two_batches_through_connect_equals_a_local_run(
     connect_server, config, spark, tmp_path
 ):
     landing = tmp_path / "landing"
-    generate_landing(landing, 3_000, seed=5)
+    generate_landing(landing, GENERATED, seed=5)
     conf = _conf(tmp_path, connect_server, "generated_")
     _run(conf, landing, tmp_path / "through_connect")
-    add_increment(landing, 300, seed=6, after_base_of=3_000)
+    add_increment(landing, GENERATED // 10, seed=6, after_base_of=GENERATED)
     _run(conf, landing, tmp_path / "through_connect")
     local = with_engine(
         config.with_overrides(landing=str(landing), warehouse=str(tmp_path / "local")), "delta-rs"
