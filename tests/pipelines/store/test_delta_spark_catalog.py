@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,7 @@ from pipelines.query import script, statements
 from pipelines.query.spark_session import SqlSession
 from pipelines.store import open_store
 from tests.support.engines import skip_without_delta_spark
+from tests.support.runs import SOURCES
 
 REPO = PROJECT_ROOT
 pytestmark = pytest.mark.slow  # Delta's JVM engine pays seconds per commit
@@ -83,14 +85,18 @@ def test_with_a_catalog_the_tables_are_that_catalogs_managed_tables(delta_spark,
 
 
 def test_lakehouse_run_and_sql_on_delta_spark_from_the_command_line(delta_spark, tmp_path):
-    """What a user types: the run names its engine first; `DESCRIBE HISTORY gold.<t>` answers."""
+    """What a user types: the run names its engine first; `DESCRIBE HISTORY gold.<t>` answers.
+    The DataHub entity change samples only: they reach `gold.tag_timeline`."""
+    landing = tmp_path / "landing"
+    shutil.copytree(REPO / "samples" / "landing" / "datahub_ece", landing / "datahub_ece")
+    for source in SOURCES:
+        (landing / source).mkdir(exist_ok=True)
     conf = tmp_path / "delta-spark.yaml"
     conf.write_text("storage:\n  engine: delta-spark\n", encoding="utf-8")
     warehouse = tmp_path / "warehouse"
     lakehouse = [sys.executable, "-m", "pipelines.cli"]
     run = subprocess.run(
-        [*lakehouse, "run", "--conf", str(conf), "--landing", str(REPO / "samples" / "landing")]
-        + ["--warehouse", str(warehouse)],
+        [*lakehouse, "run", "--conf", str(conf), "--landing", str(landing)] + ["--warehouse", str(warehouse)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
