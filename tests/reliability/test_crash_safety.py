@@ -14,19 +14,10 @@ import pytest
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.runtime import faults
 from pipelines.runtime.faults import ENV as FAULT_ENV
-from tests.support.crash import (  # the shared cases' fixture and tests
-    cases_on,
-    outcome,  # noqa: F401 - the tests' fixture
-    test_killed_attempt_left_files_that_were_never_read,  # noqa: F401 - collected here
-    test_no_record_is_doubled,  # noqa: F401 - collected here
-    test_rerun_after_a_kill_equals_an_uninterrupted_run,  # noqa: F401 - collected here
-    test_vacuum_leaves_exactly_the_snapshot_files_in_every_table,  # noqa: F401 - collected here
-)
+from tests.support.crash import *  # noqa: F403 - the shared crash cases: `outcome` and its tests
+from tests.support.crash import cases_on
 
-
-def pytest_generate_tests(metafunc):
-    if "outcome" in metafunc.fixturenames:
-        metafunc.parametrize("outcome", cases_on("delta-rs"), indirect=True)
+pytest_generate_tests = cases_on("delta-rs")
 
 
 @pytest.mark.parametrize(

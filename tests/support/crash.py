@@ -14,8 +14,8 @@ Every case runs on delta-rs. On delta-spark, where Delta writes and commits insi
 and the engine has Delta call the checkpoint as it begins the commit, two cases stand for the
 rest: a write's commit (the first, which would create the table) and the quarantine's append.
 
-A module runs the cases of one engine: it imports the `outcome` fixture and the `test_*`
-functions below, and parametrizes `outcome` with `cases_on(engine)` (`pytest_generate_tests`).
+A module runs the cases of one engine: it imports what `__all__` names (the `outcome` fixture
+and the tests) and sets `pytest_generate_tests = cases_on(engine)`.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote
@@ -47,6 +48,14 @@ from tests.support.runs import (
     parquet_files,
     snapshot,
 )
+
+__all__ = [  # what a crash-safety module collects
+    "outcome",
+    "test_killed_attempt_left_files_that_were_never_read",
+    "test_no_record_is_doubled",
+    "test_rerun_after_a_kill_equals_an_uninterrupted_run",
+    "test_vacuum_leaves_exactly_the_snapshot_files_in_every_table",
+]
 
 # DataWorks is left out: its fifteen family tasks would triple every run's time and add no
 # commit path the other sources do not take.
@@ -225,14 +234,20 @@ def _kill_and_recover(name: str, case: Case, engine: str, config, spark, tmp_pat
     return Outcome(case, engine, store, scenario, killed.stderr, leftovers, capsys.readouterr().out)
 
 
-def cases_on(engine: str) -> list:
-    """(case, engine) parameters of the `outcome` fixture: every case on delta-rs, those of
-    `DELTA_SPARK_CASES` on delta-spark."""
-    return [
+def cases_on(engine: str) -> Callable[[pytest.Metafunc], None]:
+    """A module's `pytest_generate_tests`: the `outcome` fixture of its tests takes every case
+    on delta-rs, those of `DELTA_SPARK_CASES` on delta-spark."""
+    params = [
         pytest.param((name, engine), id=f"{name}-{engine}")
         for name in CASES
         if engine == "delta-rs" or name in DELTA_SPARK_CASES
     ]
+
+    def generate(metafunc: pytest.Metafunc) -> None:
+        if "outcome" in metafunc.fixturenames:
+            metafunc.parametrize("outcome", params, indirect=True)
+
+    return generate
 
 
 @pytest.mark.slow
