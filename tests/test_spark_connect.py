@@ -1,8 +1,9 @@
 """The pipeline through Spark Connect, as Databricks serverless jobs, standard access mode clusters
 and Databricks Connect run it: `lakehouse run` with `profile: connect`, a client of a Spark
 Connect server that carries Delta (the delta-spark engine, tables by name), in two batches,
-builds the tables a local run builds from the same files, row for row; `lakehouse sql` and
-`lakehouse timeline` answer through it too."""
+builds the tables one local run builds from the same files, row for row; `lakehouse sql` and
+`lakehouse timeline` answer through it too. The landing is the bundled samples and a generated
+landing side by side: the server runs the pipeline twice in all."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.support.engines import with_engine
 from tests.support.runs import SAMPLES, data_tables, lakehouse
 from tests.support.tables import table_differences
 
-pytestmark = pytest.mark.slow  # a Spark Connect server, the pipeline through it twice a landing
+pytestmark = pytest.mark.slow  # a Spark Connect server, the pipeline through it twice
 
 SECOND_LANDING = ("datahub_ece/2024-04", "openmetadata/2024-04-01", "datahub_audit/2024-03-03")
 GENERATED = 1_000  # events of the generated landing: every source, more than one file each
@@ -59,38 +60,64 @@ def assert_same_tables(spark, built: Path, reference: Path) -> None:
         assert differences is None, f"{table}: {differences}"
 
 
-@pytest.fixture(scope="module")
-def samples_through_connect(connect_server, tmp_path_factory):
-    """(warehouse, conf, the first run's lines): the samples in two batches through Spark Connect."""
-    root = tmp_path_factory.mktemp("connect_samples")
-    landing, warehouse = root / "landing", root / "warehouse"
+def _landing_parts(root: Path) -> tuple[Path, Path]:
+    """(landing, generated): the bundled samples without `SECOND_LANDING`, with a generated
+    landing of `GENERATED` events copied in beside them (its files are `<source>/part-*`, the
+    samples' are in dated folders)."""
+    landing, generated = root / "landing", root / "generated"
     shutil.copytree(
         SAMPLES, landing, ignore=shutil.ignore_patterns(*[p.split("/")[-1] for p in SECOND_LANDING])
     )
-    conf = _conf(root, connect_server, "samples_")
+    generate_landing(generated, GENERATED, seed=5)
+    shutil.copytree(generated, landing, dirs_exist_ok=True)  # copy2: modification times kept
+    return landing, generated
+
+
+@pytest.fixture(scope="module")
+def through_connect(connect_server, tmp_path_factory):
+    """(landing, warehouse, conf, the first run's lines): two batches through Spark Connect. The
+    first is the samples (their malformed and quarantined records included) without
+    `SECOND_LANDING`, and a generated landing of every source, more than one file each; the
+    second is the samples held back (a late arrival, a duplicate, a table created by the second
+    run) and an increment of generated events that follows the first's."""
+    root = tmp_path_factory.mktemp("connect")
+    landing, generated = _landing_parts(root)
+    warehouse = root / "warehouse"
+    conf = _conf(root, connect_server, "connect_")
     first = _run(conf, landing, warehouse)
     for part in SECOND_LANDING:
         shutil.copytree(SAMPLES / part, landing / part)
+    _, folder = add_increment(generated, GENERATED // 10, seed=6, after_base_of=GENERATED)
+    for source in (p for p in generated.iterdir() if (p / folder).is_dir()):
+        shutil.copytree(source / folder, landing / source.name / folder)
     _run(conf, landing, warehouse)
-    return warehouse, conf, first
+    return landing, warehouse, conf, first
 
 
-def test_a_run_through_spark_connect_says_so_on_its_first_line(samples_through_connect):
-    _, _, lines = samples_through_connect
-    first = lines[0].split()
+@pytest.fixture(scope="module")
+def local_run(config, spark, through_connect, tmp_path_factory) -> Path:
+    """The warehouse of one local run (the suite's session, delta-rs) over the whole landing."""
+    landing = through_connect[0]
+    local = with_engine(
+        config.with_overrides(landing=str(landing), warehouse=str(tmp_path_factory.mktemp("local") / "w")),
+        "delta-rs",
+    )
+    run_pipeline(local, spark=spark)
+    return local.warehouse
+
+
+def test_a_run_through_spark_connect_says_so_on_its_first_line(through_connect):
+    first = through_connect[3][0].split()
     assert first[0] == "run" and "engine=delta-spark" in first and "spark=connect" in first
 
 
-def test_the_samples_in_two_batches_through_connect_equal_a_local_run(
-    spark, samples_through_connect, sample_warehouse
-):
-    warehouse, _, _ = samples_through_connect
-    built, _ = sample_warehouse
-    assert_same_tables(spark, warehouse, built.warehouse)
+def test_two_batches_through_connect_equal_one_local_run(spark, through_connect, local_run):
+    _, warehouse, _, _ = through_connect
+    assert_same_tables(spark, warehouse, local_run)
 
 
-def test_sql_and_timeline_answer_through_connect_as_duckdb_does(samples_through_connect):
-    warehouse, conf, _ = samples_through_connect
+def test_sql_and_timeline_answer_through_connect_as_duckdb_does(through_connect):
+    _, warehouse, conf, _ = through_connect
     common = ["--conf", str(conf), "--warehouse", str(warehouse)]
     query = "SELECT count(*) AS n FROM gold.tag_timeline WHERE is_current"
     answers = {
@@ -108,19 +135,3 @@ def test_sql_and_timeline_answer_through_connect_as_duckdb_does(samples_through_
     assert timelines["spark"].returncode == 0, timelines["spark"].stderr[-2000:]
     assert json.loads(timelines["spark"].stdout) == json.loads(timelines["duckdb"].stdout)
     assert json.loads(timelines["spark"].stdout)
-
-
-def test_a_generated_landing_in_two_batches_through_connect_equals_a_local_run(
-    connect_server, config, spark, tmp_path
-):
-    landing = tmp_path / "landing"
-    generate_landing(landing, GENERATED, seed=5)
-    conf = _conf(tmp_path, connect_server, "generated_")
-    _run(conf, landing, tmp_path / "through_connect")
-    add_increment(landing, GENERATED // 10, seed=6, after_base_of=GENERATED)
-    _run(conf, landing, tmp_path / "through_connect")
-    local = with_engine(
-        config.with_overrides(landing=str(landing), warehouse=str(tmp_path / "local")), "delta-rs"
-    )
-    run_pipeline(local, spark=spark)
-    assert_same_tables(spark, tmp_path / "through_connect", local.warehouse)
