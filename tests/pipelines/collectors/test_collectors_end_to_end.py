@@ -105,7 +105,7 @@ def test_received_events_of_every_form_reconcile_from_landing_to_silver(config, 
                 [("/openmetadata", b) for b in om + om[:40] + [webhook_body, b'{"id": "broken",']]
                 + [("/datahub", b) for b in datahub]
                 + [("/dataworks", (ENVELOPES / "dataworks_cloudevent_structured.json").read_bytes())],
-                concurrency=8,
+                concurrency=64,
             )
         )
         answer = requests.post(
@@ -159,7 +159,7 @@ def test_the_receiver_landing_beside_running_bronze_loses_nothing_and_no_file_is
 
     conf = with_engine(config.with_overrides(landing=str(landing), warehouse=str(warehouse)), "delta-rs")
     with running_receiver(landing) as url:
-        senders = [threading.Thread(target=sender, args=(url,)) for _ in range(8)]
+        senders = [threading.Thread(target=sender, args=(url,)) for _ in range(16)]
         for thread in senders:
             thread.start()
         runs_during = 0
