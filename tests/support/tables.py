@@ -101,20 +101,29 @@ def table_differences(
     left: DataFrame, right: DataFrame, limit: int = 5, exclude: frozenset[str] = RUN_SPECIFIC
 ) -> str | None:
     """None when both frames hold the same rows (as multisets), columns in `exclude` left out;
-    else a readable sample of the differences."""
+    else a readable sample of the differences.
+
+    One Spark job in the usual case, equal frames: each distinct row's count on the left less
+    its count on the right (`surplus`), summed by sign; a second job only for the sample."""
     a, b = comparable(left, exclude), comparable(right, exclude)
-    only_left, only_right = a.exceptAll(b).persist(), b.exceptAll(a).persist()
-    try:
-        n_left, n_right = only_left.count(), only_right.count()
-        if not n_left and not n_right:
-            return None
-        lines = [f"{n_left} rows only on the left, {n_right} only on the right"]
-        lines += [f"  - {r.row}" for r in only_left.orderBy("row").limit(limit).collect()]
-        lines += [f"  + {r.row}" for r in only_right.orderBy("row").limit(limit).collect()]
-        return "\n".join(lines)
-    finally:
-        only_left.unpersist()
-        only_right.unpersist()
+    surplus = (
+        a.withColumn("side", F.lit(1))
+        .unionByName(b.withColumn("side", F.lit(-1)))
+        .groupBy("row")
+        .agg(F.sum("side").alias("surplus"))
+        .where(F.col("surplus") != 0)
+    )
+    n_left, n_right = surplus.agg(
+        F.sum(F.greatest("surplus", F.lit(0))), F.sum(F.greatest(-F.col("surplus"), F.lit(0)))
+    ).first()
+    if not n_left and not n_right:
+        return None
+    lines = [f"{n_left or 0} rows only on the left, {n_right or 0} only on the right"]
+    for sign, side in (("-", F.col("surplus") > 0), ("+", F.col("surplus") < 0)):
+        for row in surplus.where(side).orderBy("row").limit(limit).collect():
+            times = abs(row.surplus)
+            lines.append(f"  {sign} {row.row}" + (f" (x{times})" if times > 1 else ""))
+    return "\n".join(lines)
 
 
 def set_differences(expected: set, actual: set, limit: int = 5) -> str:
