@@ -147,7 +147,12 @@ def test_ten_thousand_events_survive_a_kill_between_landing_and_commit_each_once
 ):
     landing, warehouse = tmp_path / "landing", tmp_path / "warehouse"
     conf = tmp_path / "kafka.yaml"
-    conf.write_text("collectors:\n  datahub_kafka:\n    batch_max_events: 1000\n    batch_max_seconds: 0.5\n")
+    # the killed collector's group membership lapses after 6 s, not librdkafka's 45 s: the restarted
+    # one waits that long for its partitions
+    conf.write_text(
+        "collectors:\n  datahub_kafka:\n    batch_max_events: 1000\n    batch_max_seconds: 0.5\n"
+        "    consumer: {session.timeout.ms: 6000, heartbeat.interval.ms: 2000}\n"
+    )
     topic = fresh_topic(kafka_broker, partitions=3)
     events = [entity_change(n) for n in range(10_000)]
     with StandInSchemaRegistry() as registry:
