@@ -140,7 +140,16 @@ def cluster_python(wheel, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("cluster") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     installed = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        # no byte-code compiled ahead: Python compiles what a task imports as it imports it
+        [
+            str(venv / "bin" / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--disable-pip-version-check",
+            "--no-compile",
+        ]
         + [str(wheel), *runtime_requirements()],
         capture_output=True,
         text=True,
