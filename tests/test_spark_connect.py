@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -73,13 +74,21 @@ def _landing_parts(root: Path) -> tuple[Path, Path]:
     return landing, generated
 
 
+@dataclass(frozen=True)
+class ThroughConnect:
+    landing: Path
+    warehouse: Path
+    conf: Path  # `profile: connect` against the suite's server
+    first_lines: list[str]  # what the first run printed
+
+
 @pytest.fixture(scope="module")
-def through_connect(connect_server, tmp_path_factory):
-    """(landing, warehouse, conf, the first run's lines): two batches through Spark Connect. The
-    first is the samples (their malformed and quarantined records included) without
-    `SECOND_LANDING`, and a generated landing of every source, more than one file each; the
-    second is the samples held back (a late arrival, a duplicate, a table created by the second
-    run) and an increment of generated events that follows the first's."""
+def through_connect(connect_server, tmp_path_factory) -> ThroughConnect:
+    """Two batches through Spark Connect. The first is the samples (their malformed and
+    quarantined records included) without `SECOND_LANDING`, and a generated landing of every
+    source, more than one file each; the second is the samples held back (a late arrival, a
+    duplicate, a table created by the second run) and an increment of generated events that
+    follows the first's."""
     root = tmp_path_factory.mktemp("connect")
     landing, generated = _landing_parts(root)
     warehouse = root / "warehouse"
@@ -91,34 +100,32 @@ def through_connect(connect_server, tmp_path_factory):
     for source in (p for p in generated.iterdir() if (p / folder).is_dir()):
         shutil.copytree(source / folder, landing / source.name / folder)
     _run(conf, landing, warehouse)
-    return landing, warehouse, conf, first
+    return ThroughConnect(landing, warehouse, conf, first)
 
 
 @pytest.fixture(scope="module")
-def local_run(config, spark, through_connect, tmp_path_factory) -> Path:
+def local_run(config, spark, through_connect: ThroughConnect, tmp_path_factory) -> Path:
     """The warehouse of one local run (the suite's session, delta-rs) over the whole landing."""
-    landing = through_connect[0]
+    warehouse = tmp_path_factory.mktemp("local") / "warehouse"
     local = with_engine(
-        config.with_overrides(landing=str(landing), warehouse=str(tmp_path_factory.mktemp("local") / "w")),
+        config.with_overrides(landing=str(through_connect.landing), warehouse=str(warehouse)),
         "delta-rs",
     )
     run_pipeline(local, spark=spark)
     return local.warehouse
 
 
-def test_a_run_through_spark_connect_says_so_on_its_first_line(through_connect):
-    first = through_connect[3][0].split()
+def test_a_run_through_spark_connect_says_so_on_its_first_line(through_connect: ThroughConnect):
+    first = through_connect.first_lines[0].split()
     assert first[0] == "run" and "engine=delta-spark" in first and "spark=connect" in first
 
 
-def test_two_batches_through_connect_equal_one_local_run(spark, through_connect, local_run):
-    _, warehouse, _, _ = through_connect
-    assert_same_tables(spark, warehouse, local_run)
+def test_two_batches_through_connect_equal_one_local_run(spark, through_connect: ThroughConnect, local_run):
+    assert_same_tables(spark, through_connect.warehouse, local_run)
 
 
-def test_sql_and_timeline_answer_through_connect_as_duckdb_does(through_connect):
-    _, warehouse, conf, _ = through_connect
-    common = ["--conf", str(conf), "--warehouse", str(warehouse)]
+def test_sql_and_timeline_answer_through_connect_as_duckdb_does(through_connect: ThroughConnect):
+    common = ["--conf", str(through_connect.conf), "--warehouse", str(through_connect.warehouse)]
     query = "SELECT count(*) AS n FROM gold.tag_timeline WHERE is_current"
     answers = {
         engine: lakehouse("sql", *common, "--engine", engine, "--format", "json", query)
