@@ -37,8 +37,8 @@ test-all: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale" --durations=20 || status=$$?; \
 	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
-# What only measures size: the generated-scale run at 300,000 events, and growth from 1M to 4M
-# events per event (not run by CI; about an hour on a 2-core machine).
+# What only measures size: the generated-scale run at 300,000 events, and the time per event from 1M to 4M
+# events (not run by CI; about half an hour on a 2-core machine).
 test-scale: $(STAMP)
 	@start=$$(date +%s); status=0; \
 	LAKEHOUSE_SCALE_EVENTS=300000 $(PY) -m pytest -q -m "scale or slow" tests/test_scale_generated.py \
