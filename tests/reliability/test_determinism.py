@@ -129,7 +129,7 @@ SECOND_ENGINES = [pytest.param("delta-rs"), pytest.param("delta-spark", marks=py
 def twins(request, config, spark, first: First) -> Twins:
     """The first warehouse and a second one built after it (so their run times differ) by the
     engine of the parameter, from the same landing folder (so paths agree); delta-rs' with
-    generated code and three tasks at a time, delta-spark's as a run of its own takes it."""
+    generated code and three tasks at a time, delta-spark's with the default settings."""
     engine = request.param
     skip_without_delta_spark(engine)
     warehouse = first.landing.parent / f"second-{engine}"
