@@ -70,7 +70,7 @@ SCALE = 100_000  # from this many events the module measures size: `make test-sc
 PER_FILE = RECORDS_PER_FILE if EVENTS >= SCALE else max(500, EVENTS // 16)
 SEED = 2024
 WAREHOUSES = ("full", "incremental", "incremental_delta_spark")
-pytestmark = [pytest.mark.slow, *([pytest.mark.scale] if EVENTS >= SCALE else [])]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, *([pytest.mark.scale] if EVENTS >= SCALE else [])]
 
 
 @pytest.fixture(scope="module")

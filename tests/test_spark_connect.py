@@ -22,7 +22,7 @@ from tests.support.engines import with_engine
 from tests.support.runs import SAMPLES, data_tables, lakehouse
 from tests.support.tables import table_differences
 
-pytestmark = pytest.mark.slow  # a Spark Connect server, the pipeline through it twice
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a Spark Connect server, the pipeline through it twice
 
 SECOND_LANDING = ("datahub_ece/2024-04", "openmetadata/2024-04-01", "datahub_audit/2024-03-03")
 GENERATED = 1_000  # events of the generated landing: every source, more than one file each

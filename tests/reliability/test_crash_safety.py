@@ -18,6 +18,7 @@ from tests.support.crash import *  # noqa: F403 - the shared crash cases: `outco
 from tests.support.crash import cases_on
 
 pytest_generate_tests = cases_on("delta-rs")
+pytestmark = pytest.mark.heavy
 
 
 @pytest.mark.parametrize(

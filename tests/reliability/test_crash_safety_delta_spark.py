@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.crash import *  # noqa: F403 - the shared crash cases: `outcome` and its tests
 from tests.support.crash import cases_on
 
 pytest_generate_tests = cases_on("delta-spark")
+pytestmark = pytest.mark.heavy

@@ -34,7 +34,7 @@ from tests.support.engines import engine_store, skip_without_delta_spark, with_e
 from tests.support.runs import SAMPLES
 from tests.support.tables import RUN_SPECIFIC
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 
 def _has_map(data_type: DataType) -> bool:
