@@ -21,9 +21,13 @@ from tests.support.engines import (
     skip_without_delta_spark,
     with_engine,
 )
+from tests.support.one_at_a_time import one_at_a_time
 from tests.support.runs import SAMPLES
 
-pytest_plugins = ["tests.support.module_clock"]  # each module's time, and the bound on it
+pytest_plugins = [
+    "tests.support.module_clock",
+    "pytester",
+]  # each module's time and its bound; inner pytest runs
 
 # No JVM class archive in the suite, its `lakehouse` subprocesses included: they would map one a
 # previous run left in the user's cache, or each record one (tests/pipelines/runtime/test_class_archive.py).
@@ -56,11 +60,12 @@ def spark(config, request):
     fast = not any(item.get_closest_marker("slow") for item in request.session.items)
     if fast:
         DELTA_SPARK_MISSING.append("the selection has no slow test, so its session has no Delta jars")
-    try:
-        session = get_spark(_suite_session(config, "delta-rs" if fast else "delta-spark", fast))
-    except DeltaJarsUnavailable as exc:
-        DELTA_SPARK_MISSING.append(str(exc))
-        session = get_spark(_suite_session(config, "delta-rs", fast))
+    with one_at_a_time("spark-session-start"):  # test workers side by side: one fetches Delta's jars
+        try:
+            session = get_spark(_suite_session(config, "delta-rs" if fast else "delta-spark", fast))
+        except DeltaJarsUnavailable as exc:
+            DELTA_SPARK_MISSING.append(str(exc))
+            session = get_spark(_suite_session(config, "delta-rs", fast))
     session.conf.set("spark.sql.shuffle.partitions", "2")
     yield session
     session.stop()
@@ -152,7 +157,8 @@ def connect_server(tmp_path_factory):
     from tests.support.connect_server import ServerUnavailable, start_server
 
     try:
-        server = start_server(tmp_path_factory.mktemp("connect"))
+        with one_at_a_time("spark-session-start"):  # its resolver may fetch Delta's jars too
+            server = start_server(tmp_path_factory.mktemp("connect"))
     except ServerUnavailable as exc:
         pytest.skip(str(exc))
     yield server

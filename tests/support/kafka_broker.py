@@ -18,6 +18,8 @@ import time
 import uuid
 from pathlib import Path
 
+from tests.support.one_at_a_time import one_at_a_time
+
 KAFKA_VERSION = "4.1.1"
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "catalog-lakehouse"
 POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -38,8 +40,13 @@ class BrokerUnavailable(RuntimeError):
 def broker_jars(version: str = KAFKA_VERSION) -> Path:
     """The folder holding the broker's jars, fetched on first use."""
     folder = CACHE / f"kafka-{version}"
-    if (folder / ".complete").exists():
-        return folder
+    with one_at_a_time(f"kafka-{version}-jars"):  # test workers side by side fetch them once
+        if not (folder / ".complete").exists():
+            _fetch(version, folder)
+    return folder
+
+
+def _fetch(version: str, folder: Path) -> None:
     if shutil.which("mvn") is None:
         raise BrokerUnavailable("no `mvn` to fetch Kafka's jars from Maven Central")
     with tempfile.TemporaryDirectory() as work:
@@ -54,7 +61,6 @@ def broker_jars(version: str = KAFKA_VERSION) -> Path:
         shutil.rmtree(folder, ignore_errors=True)
         shutil.copytree(fetched, folder)
     (folder / ".complete").write_text(version)
-    return folder
 
 
 def _free_port() -> int:
