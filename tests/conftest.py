@@ -54,9 +54,10 @@ def _suite_session(config, engine: str, fast: bool):
 @pytest.fixture(scope="session")
 def spark(config, request):
     """One JVM for the suite (a JVM for each test worker), carrying Delta's jars so both engines
-    run on it (the delta-rs engine never touches Delta's classes). Every delta-spark test is `slow`: a selection without one
-    (`make test`) starts without the jars, which would only lengthen its start. Without Maven
-    Central, or in such a selection, the delta-spark tests skip, saying why."""
+    run on it (the delta-rs engine never touches Delta's classes). Every delta-spark test is
+    `slow`: a selection without one (`make test`) starts without the jars, which would only
+    lengthen its start. Without Maven Central, or in such a selection, the delta-spark tests
+    skip, saying why."""
     fast = not any(item.get_closest_marker("slow") for item in request.session.items)
     if fast:
         DELTA_SPARK_MISSING.append("the selection has no slow test, so its session has no Delta jars")
