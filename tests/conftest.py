@@ -24,10 +24,8 @@ from tests.support.engines import (
 from tests.support.one_at_a_time import one_at_a_time
 from tests.support.runs import SAMPLES
 
-pytest_plugins = [
-    "tests.support.module_clock",
-    "pytester",
-]  # each module's time and its bound; inner pytest runs
+# each module's time and its bound (`module_clock`); pytest runs inside a test (`pytester`)
+pytest_plugins = ["tests.support.module_clock", "pytester"]
 
 # No JVM class archive in the suite, its `lakehouse` subprocesses included: they would map one a
 # previous run left in the user's cache, or each record one (tests/pipelines/runtime/test_class_archive.py).

@@ -7,7 +7,7 @@ the first test's setup). The session fails when a module not marked `scale` (tho
 `make test-scale`) takes longer than `MODULE_LIMIT_SECONDS`: make it cheaper, or move what
 only measures size to the scale target.
 
-`make test-all` runs modules in test workers side by side (pytest-xdist, a module to a worker),
+The test targets run modules in test workers side by side (pytest-xdist, a module to a worker),
 which share the machine's cores: under N workers a module may take N times the bound, its share
 of the machine being a worker's. Modules marked `heavy` (two minutes or so alone) start first,
 in the order they are collected: a long module started last would keep one worker busy while
@@ -52,6 +52,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def limit_seconds(config: pytest.Config) -> float:
+    """The bound on a module's time: `MODULE_LIMIT_SECONDS` for each worker sharing the cores."""
     return MODULE_LIMIT_SECONDS * workers(config)
 
 
