@@ -9,6 +9,7 @@ WAREHOUSE ?= warehouse
 # The test targets run test modules in this many workers side by side (pytest-xdist, a module to
 # a worker): while one worker's Python plans or waits, the other's JVM fills the cores
 TEST_WORKERS ?= 2
+WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 .PHONY: demo test test-all test-scale lint bench clean install
 
@@ -32,14 +33,12 @@ demo: $(STAMP)
 # Each prints its own wall time at the end (after set-up).
 test: $(STAMP)
 	@start=$$(date +%s); status=0; \
-	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not slow and not scale" --durations=10 \
-		-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder || status=$$?; \
+	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not slow and not scale" --durations=10 $(WORKERS) || status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 test-all: $(STAMP)
 	@start=$$(date +%s); status=0; \
-	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale" --durations=20 \
-		-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder || status=$$?; \
+	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale" --durations=20 $(WORKERS) || status=$$?; \
 	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 # What only measures size: the generated-scale run at 300,000 events, and the time per event from 1M to 4M
