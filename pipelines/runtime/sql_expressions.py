@@ -18,6 +18,7 @@ from a catalog or a suite cannot change the expression.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import re
 from collections.abc import Iterable
@@ -42,10 +43,16 @@ def data_type(text: str) -> str:
     return text
 
 
-def literal(value: str | int | float | bool | None) -> str:
-    """A SQL literal of the same type `F.lit(value)` gives: STRING, INT/BIGINT, DOUBLE, BOOLEAN or NULL."""
+def literal(value: str | int | float | bool | dt.date | None) -> str:
+    """A SQL literal of the same type `F.lit(value)` gives: STRING, INT/BIGINT, DOUBLE, BOOLEAN, DATE,
+    TIMESTAMP (a naive datetime is UTC) or NULL."""
     if value is None:
         return "NULL"
+    if isinstance(value, dt.datetime):
+        moment = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+        return f"TIMESTAMP'{moment.astimezone(dt.timezone.utc).isoformat(sep=' ')}'"
+    if isinstance(value, dt.date):
+        return f"DATE'{value.isoformat()}'"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):

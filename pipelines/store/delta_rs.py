@@ -30,11 +30,12 @@ from pyspark.sql.types import StructType
 
 from pipelines.runtime import faults
 from pipelines.store.arrow_rows import (
+    RowMatch,
     copy_rows_except,
     holds_any,
     release_free_memory,
+    selections_expression,
     use_system_memory_pool,
-    value_sets,
 )
 from pipelines.store.delta_log import commit_actions, data_file_path
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
@@ -43,7 +44,9 @@ from pipelines.store.parquet_files import (
     staging_dir,
     temporary_dir,
     write_arrow_file,
+    write_arrow_partitions,
 )
+from pipelines.store.pruning import Bound, In, files_that_may_match, partition_text, select_matching
 from pipelines.store.snapshots import LatestSnapshots
 
 COMMIT_RETRIES = 5
@@ -80,7 +83,7 @@ def _quote(column: str) -> str:
 
 def _partition_values(add: dict[str, Any]) -> dict[str, str | None]:
     values = add.get("partition_values") or add.get("partition") or {}
-    return {k: (None if v is None else str(v)) for k, v in values.items()}
+    return {k: (None if v is None else partition_text(v)) for k, v in values.items()}
 
 
 def _remove(add: dict[str, Any], now: int) -> RemoveAction:
@@ -102,6 +105,14 @@ def _local_path(uri: str) -> str:
 
 def _records(actions: list[AddAction]) -> int:
     return sum(json.loads(a.stats)["numRecords"] for a in actions)
+
+
+def _may_hold(files: pa.Table, selections: list[list[Bound]], partition_by: list[str]) -> pa.Array:
+    """Per add action of `files` (flattened), whether it may hold a row of any selection."""
+    may = pa.array([False] * files.num_rows, pa.bool_())
+    for selection in selections:
+        may = pc.or_(may, files_that_may_match(files, selection, partition_by))
+    return may
 
 
 def _folder(ref: TableRef) -> str:
@@ -151,6 +162,13 @@ class DeltaRsEngine(Engine):
         table = self._table(_folder(ref))
         return None if table is None else table.version()
 
+    def columns(self, ref: TableRef) -> list[str]:
+        """From the log's schema: no data file is listed."""
+        table = self._table(_folder(ref))
+        if table is None:
+            raise FileNotFoundError(f"no Delta table at {ref.path}")
+        return list(pa.schema(table.schema().to_arrow()).names)
+
     def only_appended_since(self, ref: TableRef, version: int) -> bool:
         """Read from the commits in the table's `_delta_log`; a log that cannot be read here
         (commits expired) answers False."""
@@ -181,19 +199,20 @@ class DeltaRsEngine(Engine):
         # Only then: a select costs a Python->JVM round trip per column, ~50 ms a read.
         return df.select(*[F.col(f"`{name}`") for name in schema.names])
 
-    def read_rows(self, ref: TableRef, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
-        """Read by delta-rs and pyarrow in this process: a Spark job costs ~0.4 s even for a few rows."""
+    def read_rows(
+        self, ref: TableRef, columns: list[str], selections: list[list[Bound]]
+    ) -> list[dict[str, Any]]:
+        """Read by delta-rs and pyarrow in this process: a Spark job costs ~0.4 s even for a few
+        rows. pyarrow skips the files and row groups whose statistics rule the selections out."""
         path = _folder(ref)
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
         dataset = table.to_pyarrow_dataset()
         present = [c for c in columns if c in dataset.schema.names]
-        condition = None
-        for column, value in where.items():
-            term = pads.field(column) == value
-            condition = term if condition is None else condition & term
-        return dataset.to_table(columns=present, filter=condition).to_pylist()
+        return dataset.to_table(
+            columns=present, filter=selections_expression(selections, dataset.schema)
+        ).to_pylist()
 
     def tally_added_since(
         self, ref: TableRef, version: int | None, by: str, flag: str
@@ -294,6 +313,20 @@ class DeltaRsEngine(Engine):
             raise FileNotFoundError(f"no Delta table at {path}")
         return self._read_files(table, table.file_uris(), path)
 
+    def read_where(
+        self, ref: TableRef, selections: list[list[Bound]], version: int | None = None
+    ) -> DataFrame:
+        """Only the files whose partition values and statistics may hold a matching row are read
+        (from the snapshot's add actions: no data file opened to decide), then filtered exactly."""
+        path = _folder(ref)
+        table = self._table(path, version)
+        if table is None:
+            raise FileNotFoundError(f"no Delta table at {path}")
+        files = pa.table(table.get_add_actions(flatten=True))
+        chosen = files.filter(_may_hold(files, selections, table.metadata().partition_columns))
+        uris = [data_file_path(path, p) for p in chosen.column("path").to_pylist()]
+        return select_matching(self._read_files(table, uris, path), selections)
+
     def _files_added_since(
         self, path: str, version: int | None, until: int | None = None
     ) -> tuple[DeltaTable, list[str]]:
@@ -335,10 +368,13 @@ class DeltaRsEngine(Engine):
     def _write_parquet(
         self, df: DataFrame, folder: str, partition_by: list[str], rows: int | None = None
     ) -> None:
-        """`df` as Parquet files in the new `folder`: one file by pyarrow when the caller counted few
-        `rows` (`ARROW_WRITE_ROWS`) and nothing is partitioned, else a Spark write."""
-        if _few(rows) and not partition_by:
-            write_arrow_file(df.toArrow(), folder)
+        """`df` as Parquet files in the new `folder`: by pyarrow when the caller counted few `rows`
+        (`ARROW_WRITE_ROWS`), one file (per partition), else a Spark write."""
+        if _few(rows):
+            if partition_by:
+                write_arrow_partitions(df.toArrow(), folder, partition_by)
+            else:
+                write_arrow_file(df.toArrow(), folder)
             return
         writer = df.write.mode("errorifexists")
         if partition_by:
@@ -520,18 +556,34 @@ class DeltaRsEngine(Engine):
             shutil.rmtree(source_dir, ignore_errors=True)
 
     def replace_groups(self, df, ref, group_key, groups, keys, metadata, group_values=None, rows=None) -> int:
-        """Copy-on-write, only for the data files holding affected rows.
+        """Copy-on-write, only for the data files holding affected rows: with the groups collected
+        (`group_values`) and one key column held in the files, `replace_where` of the groups and of
+        `df`'s keys (found by pyarrow); else a Spark scan of the key and group columns finds the
+        files, and a Spark rewrite copies their other rows."""
+        path = _folder(ref)
+        table = self._table(path)
+        if table is None or (group_values is not None and len(keys) == 1):
+            return self._replace(df, ref, [[In(group_key, group_values or [])]], metadata, rows, key=keys[0])
+        df = self._aligned(df, table)
+        table = self._table(path)
+        partition_by = table.metadata().partition_columns
+        new_dir = self._write_staging(df, path, partition_by, rows)
+        new_files = [str(f) for f in Path(new_dir).rglob("*.parquet")]
+        doomed, kept_dir = self._copy_kept_rows_by_spark(
+            table, path, df, group_key, groups, keys, new_dir, new_files, partition_by
+        )
+        return self._publish_replacement(ref, df, path, partition_by, new_dir, doomed, kept_dir, metadata)
 
-        1. Spark writes `df` to a staging folder (the only pass over `df`, so it is never
-           cached or recomputed); its keys are read back from there.
-        2. The files holding a row of a replaced group or with a key of `df` are found, and
-        3. their other rows are copied to a second staging folder: by pyarrow in this process
-           when the groups are collected (`group_values`) and the key is one column held in
-           the files (`arrow_rows`), else by a Spark scan of the key and group columns and a
-           Spark rewrite.
-        4. One commit removes those files and adds both folders' files.
-        Files holding no affected row are neither read whole nor rewritten.
-        """
+    def replace_where(self, df, ref, selections, metadata, rows=None) -> int:
+        """Copy-on-write of the files that hold a matching row, and only those: the files the
+        selections' bounds rule out by partition values and statistics (`pruning`) are not
+        opened; the others are scanned by pyarrow on the selections' columns, and those holding
+        a match have their other rows copied. One commit removes them and adds the copies and
+        `df`'s files."""
+        return self._replace(df, ref, selections, metadata, rows)
+
+    def _replace(self, df, ref, selections, metadata, rows, key: str | None = None) -> int:
+        """`replace_where`, also deleting the rows whose `key` is one of `df`'s (when given)."""
         path = _folder(ref)
         table = self._table(path)
         if table is None:
@@ -542,15 +594,17 @@ class DeltaRsEngine(Engine):
         table = self._table(path)
         partition_by = table.metadata().partition_columns
         new_dir = self._write_staging(df, path, partition_by, rows)
+        selections = [list(s) for s in selections]
         new_files = [str(f) for f in Path(new_dir).rglob("*.parquet")]
-        if group_values is not None and len(keys) == 1 and not {group_key, *keys} & set(partition_by):
-            doomed, kept_dir = self._copy_kept_rows_by_arrow(
-                table, path, group_key, group_values, keys[0], new_files
-            )
-        else:
-            doomed, kept_dir = self._copy_kept_rows_by_spark(
-                table, path, df, group_key, groups, keys, new_dir, new_files, partition_by
-            )
+        if key is not None and new_files:
+            new_keys = pads.dataset(new_files, format="parquet").to_table(columns=[key]).column(key)
+            selections.append([In(key, new_keys.to_pylist())])
+        doomed, kept_dir = self._copy_kept_rows_by_arrow(table, path, RowMatch.any_of(selections), selections)
+        return self._publish_replacement(ref, df, path, partition_by, new_dir, doomed, kept_dir, metadata)
+
+    def _publish_replacement(self, ref, df, path, partition_by, new_dir, doomed, kept_dir, metadata) -> int:
+        """One commit: `doomed` files removed, `new_dir`'s and `kept_dir`'s files added; returns the
+        rows of `new_dir`."""
         added = publish_staged_files(new_dir, path, partition_by)
         rows = _records(added)
         if kept_dir is not None:
@@ -562,27 +616,33 @@ class DeltaRsEngine(Engine):
         )
         return rows
 
-    def _copy_kept_rows_by_arrow(self, table, path, group_key, group_values, key, new_files):
+    def _copy_kept_rows_by_arrow(self, table, path, match: RowMatch, selections):
         """(doomed add actions, staging folder of their other rows or None), by pyarrow. For the
         few thousand groups of an incremental run, Spark took several jobs to plan and schedule
-        for what is two columns read and a filter."""
-        wanted = {group_key: group_values}
-        if new_files:
-            wanted[key] = pads.dataset(new_files, format="parquet").to_table(columns=[key]).column(key)
-        sets = value_sets(wanted)
-        doomed = [
-            add
-            for add in self._live_files(table)
-            if sets and holds_any(data_file_path(path, add["path"]), sets)
-        ]
+        for what is a few columns read and a filter. Files the selections rule out by their
+        partition values and statistics are not opened."""
+        if match.nothing:
+            return [], None
+        partition_by = table.metadata().partition_columns
+        files = pa.table(table.get_add_actions(flatten=True))
+        may = _may_hold(files, selections, partition_by)
+        live = {add["path"]: add for add in self._live_files(table)}
+        doomed = []
+        for file_path, possible in zip(files.column("path").to_pylist(), may.to_pylist(), strict=True):
+            if not possible:
+                continue
+            add = live[file_path]
+            within = match.for_file(_partition_values(add))
+            if holds_any(data_file_path(path, add["path"]), within):
+                doomed.append((add, within))
         if not doomed:
             return [], None
         kept_dir = staging_dir(path)
         os.makedirs(kept_dir)
-        for add in doomed:
-            copy_rows_except(data_file_path(path, add["path"]), sets, kept_dir)
+        for add, within in doomed:
+            copy_rows_except(data_file_path(path, add["path"]), within, kept_dir)
         release_free_memory()
-        return doomed, kept_dir
+        return [add for add, _ in doomed], kept_dir
 
     def _copy_kept_rows_by_spark(
         self, table, path, df, group_key, groups, keys, new_dir, new_files, partition_by

@@ -34,6 +34,7 @@ from pipelines.core.warehouse_layout import holds_delta_table
 from pipelines.runtime import faults
 from pipelines.runtime.spark import session_conf
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
+from pipelines.store.pruning import selections_sql
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
@@ -298,14 +299,6 @@ class DeltaSparkEngine(Engine):
         )
         return changes.where(F.col("_change_type").isin(*NEW_ROWS)).drop(*CHANGE_COLUMNS)
 
-    def read_rows(self, ref: TableRef, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
-        """The whole (small) table read once per run, filtered here: the ingestion log is asked per
-        source, twice a bronze task."""
-        rows = self.cache.get(ref.name, "rows", lambda: [r.asDict() for r in self.read(ref).collect()])
-        matching = [r for r in rows if all(r.get(k) == v for k, v in where.items())]
-        present = [c for c in columns if not rows or c in rows[0]]
-        return [{c: r[c] for c in present} for r in matching]
-
     # -- writing -------------------------------------------------------------------------------
     @contextmanager
     def _committing(self, failpoint: str, ref: TableRef) -> Iterator[None]:
@@ -329,11 +322,11 @@ class DeltaSparkEngine(Engine):
         options: dict[str, str] | None = None,
     ) -> None:
         writer = df.write.format("delta").mode(mode).option("mergeSchema", "true")
-        if partition_by:
-            writer = writer.partitionBy(*partition_by)
         for key, value in (options or {}).items():
             writer = writer.option(key, value)
-        if not self.exists(ref):
+        if not self.exists(ref):  # a table keeps the layout it was created with
+            if partition_by:
+                writer = writer.partitionBy(*partition_by)
             if ref.path is not None:  # a table of the session catalog, at its warehouse folder
                 writer = writer.option("path", ref.path)
             if ref.changes_read:
@@ -374,6 +367,19 @@ class DeltaSparkEngine(Engine):
                 clauses.append("(" + " AND ".join(parts) + ")")
             options["replaceWhere"] = " OR ".join(clauses)
         self._save(df, ref, "overwrite", partition_by, metadata, options)
+
+    def replace_where(self, df, ref, selections, metadata, rows=None) -> int:
+        """Delta's `replaceWhere`: one overwrite commit that deletes the rows matching the
+        selections and inserts `df` (Delta checks that each of its rows matches); only the files
+        partition pruning and data skipping cannot rule out are read and rewritten."""
+        count = df.count() if rows is None else rows
+        if not self.exists(ref):
+            self.append(df, ref, [], metadata, count)
+            return count
+        if count is not None and count <= ONE_FILE_ROWS:
+            df = df.coalesce(1)
+        self._save(df, ref, "overwrite", [], metadata, {"replaceWhere": selections_sql(selections)})
+        return count
 
     def merge(self, df, ref, keys, delete_flag, metadata, rows=None) -> None:
         """`MERGE INTO` by name, with schema evolution, the source as a temporary view."""

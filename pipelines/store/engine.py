@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from pipelines.store.metadata import MetadataCache
+from pipelines.store.pruning import Bound, select_matching
 
 METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
 
@@ -78,6 +79,10 @@ class Engine(ABC):
     @abstractmethod
     def version(self, ref: TableRef) -> int | None: ...
 
+    def columns(self, ref: TableRef) -> list[str]:
+        """The table's column names (its latest schema)."""
+        return self.read(ref).columns
+
     @abstractmethod
     def history(self, ref: TableRef, limit: int | None = None) -> list[dict[str, Any]]:
         """Commits newest first, each with at least `version`, `timestamp` (epoch ms), `operation`
@@ -108,6 +113,15 @@ class Engine(ABC):
     @abstractmethod
     def read(self, ref: TableRef, version: int | None = None) -> DataFrame: ...
 
+    def read_where(
+        self, ref: TableRef, selections: list[list[Bound]], version: int | None = None
+    ) -> DataFrame:
+        """The rows matching any of `selections`, each a list of bounds that must all hold
+        (`pipelines.store.pruning`). This default filters the whole table: Spark prunes
+        partitions, and Delta's own engine skips files by statistics; engines that list the
+        files themselves skip the files that cannot match first."""
+        return select_matching(self.read(ref, version), selections)
+
     @abstractmethod
     def read_added_since(self, ref: TableRef, version: int, until: int | None = None) -> DataFrame:
         """Rows the commits after `version` up to `until` (the latest when None) added; rows a
@@ -115,13 +129,13 @@ class Engine(ABC):
         that only gain rows; where the engine cannot tell what those commits added, every row
         of the table at `until` (and `only_appended_since` says False)."""
 
-    def read_rows(self, ref: TableRef, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
-        """The rows whose `where` columns equal the given values, as dicts of those of `columns`
-        the table has (bookkeeping tables, which hold files or runs, not records).
-        Engines may answer without a Spark job."""
-        df = self.read(ref)
-        for column, value in where.items():
-            df = df.where(F.col(column) == F.lit(value))
+    def read_rows(
+        self, ref: TableRef, columns: list[str], selections: list[list[Bound]]
+    ) -> list[dict[str, Any]]:
+        """The rows matching any of `selections`, as dicts of those of `columns` the table has
+        (bookkeeping tables, which hold files or runs, not records). Engines may answer without
+        a Spark job."""
+        df = self.read_where(ref, selections)
         present = [c for c in columns if c in df.columns]
         return [row.asDict() for row in df.select(*present).collect()]
 
@@ -222,6 +236,19 @@ class Engine(ABC):
             return count
         finally:
             new_rows.unpersist()
+
+    def replace_where(
+        self,
+        df: DataFrame,
+        ref: TableRef,
+        selections: list[list[Bound]],
+        metadata: str | None,
+        rows: int | None = None,
+    ) -> int:
+        """Atomically delete the rows matching any of `selections` (each: all of its bounds) and
+        insert `df`, every row of which matches one of them; returns the rows of `df` written.
+        Only files that may hold a matching row are read or rewritten."""
+        raise NotImplementedError(f"the {self.name} engine does not replace rows by selection")
 
     # -- maintenance -------------------------------------------------------------------------
     def compactable_files(self, ref: TableRef, target_bytes: int) -> int:

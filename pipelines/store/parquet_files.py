@@ -16,9 +16,10 @@ import shutil
 import time
 import uuid
 from pathlib import Path
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from deltalake.transaction import AddAction
 
@@ -110,6 +111,34 @@ def write_arrow_file(rows: pa.Table, folder: str) -> None:
     os.makedirs(folder, exist_ok=True)
     target = os.path.join(folder, f"part-00000-{uuid.uuid4()}.parquet")
     pq.write_table(rows, target, compression="snappy", store_schema=False)
+
+
+def write_arrow_partitions(rows: pa.Table, folder: str, partition_by: list[str]) -> None:
+    """Write `rows` as one Parquet file per partition in Hive-style folders of `folder`
+    (`event_month=2024-05-01/...`), the partition columns in the folder names only, as Spark's
+    partitioned write leaves them for `publish_staged_files`."""
+    os.makedirs(folder, exist_ok=True)
+    keys = rows.select(partition_by).group_by(partition_by).aggregate([]).to_pylist()
+    for key in keys:
+        mask = None
+        for column, value in key.items():
+            data = rows.column(column)
+            term = pc.is_null(data) if value is None else pc.equal(data, pa.scalar(value, data.type))
+            mask = term if mask is None else pc.and_(mask, term)
+        part = rows.filter(mask).drop_columns(partition_by)
+        parts = [f"{column}={_partition_folder_value(value)}" for column, value in key.items()]
+        write_arrow_file(part, os.path.join(folder, *parts))
+
+
+def _partition_folder_value(value) -> str:
+    """A partition value in a Hive folder name, as Spark writes it (null as Hive's default)."""
+    if value is None:
+        return HIVE_NULL
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return quote(str(value), safe="")
 
 
 def temporary_dir(table_path: str) -> str:

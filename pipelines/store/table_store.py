@@ -36,6 +36,7 @@ from pipelines.core.warehouse_layout import LAYERS, folder_tables
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 from pipelines.store.metadata import MetadataCache
 from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
+from pipelines.store.pruning import Bound, In
 
 CHANGES_READ_LAYERS = ("bronze", "silver")  # later tasks read the rows these tables gain
 SIDE_BY_SIDE = 8  # catalog commands asked at once (each mostly waits on the log's files)
@@ -218,6 +219,10 @@ class TableStore:
         """Latest committed version, None when the table does not exist."""
         return self.engine.version(self.ref(name))
 
+    def columns(self, name: str) -> list[str]:
+        """The table's column names, from its schema (no data read)."""
+        return self.engine.columns(self.ref(name))
+
     def history(self, name: str, limit: int | None = None) -> list[dict[str, Any]]:
         """Commits newest first; our metadata decoded under `metadata`."""
         commits = [dict(commit) for commit in self.engine.history(self.ref(name), limit)]
@@ -263,9 +268,18 @@ class TableStore:
         return folder_tables(self.warehouse)
 
     # -- reading -----------------------------------------------------------------------------
-    def read(self, name: str, version: int | None = None) -> DataFrame:
-        """Current snapshot, or the snapshot at `version` (time travel)."""
+    def read(self, name: str, version: int | None = None, where: list[Bound] | None = None) -> DataFrame:
+        """Current snapshot, or the snapshot at `version` (time travel). `where`: only the rows
+        satisfying every bound (`pipelines.store.pruning`), reading only the files that may hold
+        them."""
+        if where:
+            return self.read_any(name, [list(where)], version)
         return self.engine.read(self.ref(name), version)
+
+    def read_any(self, name: str, selections: list[list[Bound]], version: int | None = None) -> DataFrame:
+        """The rows matching any of `selections` (each a list of bounds that must all hold),
+        reading only the files that may hold one."""
+        return self.engine.read_where(self.ref(name), [list(s) for s in selections], version)
 
     def read_added_since(self, name: str, version: int | None, until: int | None = None) -> DataFrame:
         """Rows added after `version` up to `until` (the latest when None); every row when
@@ -274,10 +288,20 @@ class TableStore:
             return self.read(name, until)
         return self.engine.read_added_since(self.ref(name), version, until)
 
-    def read_rows(self, name: str, columns: list[str], where: dict[str, Any]) -> list[dict[str, Any]]:
-        """A small table's rows matching `where` ({column: value}), as dicts of the `columns` the
-        table has, without a Spark job where the engine can (ops bookkeeping: files, runs)."""
-        return self.engine.read_rows(self.ref(name), columns, where)
+    def read_rows(
+        self,
+        name: str,
+        columns: list[str],
+        where: dict[str, Any] | None = None,
+        selections: list[list[Bound]] | None = None,
+    ) -> list[dict[str, Any]]:
+        """A small table's rows matching `where` ({column: value}) or any of `selections` (lists of
+        bounds, `pipelines.store.pruning`), as dicts of the `columns` the table has, without a
+        Spark job where the engine can (ops bookkeeping: files, runs), reading only the files
+        that may hold them."""
+        if where is not None:
+            selections = [[In(column, [value]) for column, value in where.items()]]
+        return self.engine.read_rows(self.ref(name), columns, selections if selections is not None else [[]])
 
     def tally_added_since(
         self, name: str, version: int | None, by: str, flag: str
@@ -390,6 +414,29 @@ class TableStore:
             name,
             lambda ref: self.engine.replace_groups(
                 df, ref, group_key, groups, keys, _encode(metadata), group_values, rows
+            ),
+        )
+
+    def replace_where(
+        self,
+        df: DataFrame,
+        name: str,
+        selections: list[list[Bound]],
+        metadata: dict | None = None,
+        rows: int | None = None,
+    ) -> int:
+        """Replace the rows matching any of `selections` (each a list of bounds that must all hold,
+        `pipelines.store.pruning`) by `df`, in one commit; every row of `df` must match one of
+        them, so that running it again changes nothing. Returns the rows of `df` written. The
+        files the bounds rule out (by partition values and statistics) are neither read nor
+        rewritten: the cost follows the files that hold replaced rows, not the table.
+
+            store.replace_where(rows, "gold.tag_timeline", [[In("root_urn", touched), In("is_current", [True])]])
+        """
+        return self._write(
+            name,
+            lambda ref: self.engine.replace_where(
+                df, ref, [list(s) for s in selections], _encode(metadata), rows
             ),
         )
 

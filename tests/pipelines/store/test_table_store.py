@@ -14,6 +14,7 @@ from pyspark.sql import Row
 
 from pipelines.store import open_store
 from pipelines.store.engine import Engine
+from pipelines.store.pruning import AtLeast, In, Missing
 from tests.support.engines import engine_store
 from tests.support.tables import spark_jobs
 
@@ -150,6 +151,65 @@ def test_replace_groups_rewrites_only_the_files_holding_affected_rows(store, spa
     assert _sorted(store.read("gold.f"), "id", "name") == [(1, "y"), (2, "y"), (3, "x")]
 
 
+def _intervals(spark, items):
+    """Rows of an interval table: (id, group, is_current, valid_to day of January or None)."""
+    return spark.createDataFrame(
+        [
+            Row(
+                id=i, grp=g, is_current=c, valid_to=None if d is None else dt.datetime(2024, 1, d, tzinfo=UTC)
+            )
+            for i, g, c, d in items
+        ],
+        "id long, grp string, is_current boolean, valid_to timestamp",
+    )
+
+
+def test_replace_where_replaces_the_selected_rows_and_keeps_the_layout(any_store, spark):
+    rows = [
+        (1, "a", False, 2),
+        (2, "a", False, 20),
+        (3, "a", True, None),
+        (4, "b", True, None),
+        (5, "b", False, 3),
+    ]
+    any_store.overwrite(_intervals(spark, rows), "gold.i", partition_by=["is_current"])
+    since = dt.datetime(2024, 1, 10, tzinfo=UTC)
+    selections = [
+        [In("grp", ["a"]), In("is_current", [True])],
+        [In("grp", ["a"]), In("is_current", [False]), AtLeast("valid_to", since)],
+    ]
+    assert _sorted(any_store.read_any("gold.i", selections), "id") == [(2,), (3,)]
+    new = _intervals(spark, [(2, "a", False, 25), (6, "a", True, None)])
+    assert any_store.replace_where(new, "gold.i", selections, metadata={"w": 3}) == 2
+    assert _sorted(any_store.read("gold.i"), "id", "is_current") == [
+        (1, False),
+        (2, False),
+        (4, True),
+        (5, False),
+        (6, True),
+    ]
+    assert any_store.read("gold.i").where("id = 2").first()["valid_to"].day == 25
+    assert any_store.last_metadata("gold.i", "w") == 3
+    assert any_store.replace_where(new.limit(0), "gold.i", [[In("grp", ["nothing"])]]) == 0
+    assert any_store.read("gold.i").count() == 5
+
+
+def test_bounded_reads_and_replacements_skip_files_that_cannot_match(store, spark):
+    """delta-rs decides by each file's partition value and statistics which files to open: the
+    other partition and the files of other days are neither read nor rewritten."""
+    store.overwrite(_intervals(spark, [(1, "a", True, None)]), "gold.j", partition_by=["is_current"])
+    for day in (1, 2, 3):
+        store.append(_intervals(spark, [(10 + day, "a", False, day)]).coalesce(1), "gold.j")
+    late = [In("is_current", [False]), AtLeast("valid_to", dt.datetime(2024, 1, 3, tzinfo=UTC))]
+    assert len(store.read("gold.j", where=late).inputFiles()) == 1
+    before = set(DeltaTable(store.path("gold.j")).file_uris())
+    store.replace_where(_intervals(spark, [(13, "a", False, 4)]), "gold.j", [late])
+    after = set(DeltaTable(store.path("gold.j")).file_uris())
+    assert len(before - after) == 1, "only the file of the 3rd is rewritten"
+    assert _sorted(store.read("gold.j"), "id") == [(1,), (11,), (12,), (13,)]
+    assert all("is_current=" in uri for uri in after), "partitioned as created"
+
+
 def test_replace_groups_with_collected_groups_finds_the_same_files_without_a_spark_job(spark, warehouse):
     """delta-rs looks up collected `group_values` and copies kept rows with pyarrow: the same rows
     (types intact) and the same files replaced as the Spark path, with fewer Spark jobs."""
@@ -225,8 +285,22 @@ def test_read_rows_filters_and_skips_columns_the_table_lacks(any_store, spark):
     assert all(set(r) == {"id", "day", "extra"} for r in rows)
     assert any_store.read_rows("ops.r", ["id"], {"name": "zzz"}) == []
     # the engines' shared Spark implementation answers the same
-    through_spark = Engine.read_rows(any_store.engine, any_store.ref("ops.r"), ["id", "extra"], {"name": "a"})
+    through_spark = Engine.read_rows(
+        any_store.engine, any_store.ref("ops.r"), ["id", "extra"], [[In("name", ["a"])]]
+    )
     assert sorted((r["id"], r["extra"]) for r in through_spark) == [(1, None), (3, "x")]
+
+
+def test_read_rows_of_selections_takes_rows_matching_any(any_store, spark):
+    any_store.append(_rows(spark, [(1, "a", "d1"), (2, "b", "d2"), (3, None, "d3")]), "ops.r")
+    selections = [[In("name", ["a", "b"]), AtLeast("id", 2)], [Missing("name")]]
+    rows = any_store.read_rows("ops.r", ["id"], selections=selections)
+    assert sorted(r["id"] for r in rows) == [2, 3]
+    assert sorted(r["id"] for r in any_store.read_rows("ops.r", ["id"], selections=[[Missing("extra")]])) == [
+        1,
+        2,
+        3,
+    ]
 
 
 def test_tally_added_since_counts_rows_and_flagged_rows_per_value(any_store, spark):
