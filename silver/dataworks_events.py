@@ -176,9 +176,12 @@ def _columns(eventbridge: Column) -> list[Column]:
     ]
 
 
+FALLBACK_TIME_SOURCES = ("source_modified_at", "ingested_at")  # `event_time_source` of landing times
+
 SPEC = SilverTableSpec(
     table="silver.dataworks_events",
     source="bronze.dataworks_events",
     transform=transform,
     reconciles="dataworks",
+    fallback_time=lambda: F.col("event_time_source").isin(*FALLBACK_TIME_SOURCES),
 )

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 
 ERRORS_COLUMN = "_errors"  # array<string>: row-level problems found while typing a row
+EVENT_MONTH = "event_month"  # first day of the event's month: silver's partition column (`table_layout`)
+SILVER_PARTITIONS = (EVENT_MONTH,)
 
 
 @dataclass(frozen=True)
@@ -50,17 +52,22 @@ class SilverTableSpec:
     deduplicating against the table (after a rewrite of the source it deduplicates).
     `checks`: functions of the table store returning more `quality.Outcome`s recorded with the
     table's own (e.g. the audit pages' collection completeness, `silver.audit_completeness`).
+    `partition_by`: the table is partitioned by its events' month (`pipelines.core.table_layout`),
+    so a batch's key probe reads the months its events fall in. `fallback_time`: a condition
+    true for rows whose `event_time` is not the record's own (a landing time): a duplicate of
+    such a row may carry another time, so a batch holding one probes every key.
     """
 
     table: str
     source: str
     transform: Callable[[DataFrame], DataFrame]
     reconciles: str | None = None
-    partition_by: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = SILVER_PARTITIONS  # derived by the executor (`table_layout`)
     dedup_key: str = "event_id"
     selects: RowSelector | None = None
     source_unique: bool = False
     checks: tuple[Callable[[object], list], ...] = ()  # extra outcomes from the store after a run
+    fallback_time: Callable[[], Column] | None = None  # true where event_time is not the record's own
 
 
 @dataclass(frozen=True)
@@ -110,17 +117,24 @@ class Accumulate:
 
 @dataclass(frozen=True)
 class Extend:
-    """For tables whose rows follow from their events in `event_time` order (timelines).
+    """For tables of intervals that follow from their events in `event_time` order (timelines).
 
-    Every commit records each source's newest `event_time`; a touched group whose new rows all
-    come after the newest event of their `ordering_domains` entry (sources whose events are
-    ordered among each other; by default all sources together) is extended from its current
-    rows and its new rows alone, by `extend(current, new relevant rows)`; the others are rebuilt
-    from their history. Needs an `event_time` column in every source.
+    A row is open while its `open_flag` column is true and ends at its `ends` column. Every
+    commit records each source's newest `event_time`. A touched group whose new rows all come
+    after the newest event of their `ordering_domains` entry (sources whose events are ordered
+    among each other; by default all sources together) is extended from its open rows and its
+    new rows alone: `extend(rows, new relevant rows, None)`; its closed rows are neither read nor
+    rewritten. A group with an earlier (late) new row is rebuilt from the earliest such time T
+    on: `extend(its rows open at T or later, its events from T on, T)`; its rows that closed
+    before T stay. Needs an `event_time` column in every source. The table is partitioned by
+    `open_flag` (its spec's `partition_by`), so the open rows a run replaces are a small part of
+    the table, whatever its history.
     """
 
-    extend: Callable[[DataFrame, dict[str, DataFrame]], DataFrame]
+    extend: Callable[[DataFrame, dict[str, DataFrame], object], DataFrame]
     ordering_domains: tuple[tuple[str, ...], ...] = ()
+    open_flag: str = "is_current"
+    ends: str = "valid_to"
 
 
 IncrementalStrategy = RebuildGroups | Append | Accumulate | Extend
@@ -141,6 +155,12 @@ class GoldTableSpec:
     3. `incremental` says how the touched groups reach the table: rebuilt from their history
        (`RebuildGroups`, the default), appended (`Append`), added up (`Accumulate`) or
        extended in event-time order (`Extend`).
+
+    Layout, so that a run reads and rewrites the part of the table it changes: `partition_by`
+    (e.g. `is_current` of interval tables); `locality`, a column all rows of a group share and
+    that the relevant source rows carry too (e.g. `event_date` of daily tables), by which an
+    `Accumulate` run finds and replaces its groups' rows; `cluster_by`, columns a full build
+    writes its files in ranges of, so their statistics tell which files hold a value.
     """
 
     table: str
@@ -151,3 +171,5 @@ class GoldTableSpec:
     row_key: tuple[str, ...]
     partition_by: tuple[str, ...] = ()
     incremental: IncrementalStrategy = field(default_factory=RebuildGroups)
+    locality: str | None = None
+    cluster_by: tuple[str, ...] = ()

@@ -11,6 +11,8 @@ quarantine twice when it is re-run.
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -18,6 +20,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
+from pipelines.core.table_layout import dates_bounds, with_layout_columns
 from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
 from pipelines.ops.bookkeeping import record_dq
 from pipelines.quality import (
@@ -42,10 +45,11 @@ from pipelines.quality import (
 )
 from pipelines.runtime import faults
 from pipelines.runtime.spark import filters_stay_put, small_input_mode
+from pipelines.store.pruning import AtLeast, In
 
 QUARANTINE = "silver.quarantine"
 WATERMARK = "source_version"
-HELPER_COLUMNS = (ERRORS_COLUMN, FAILED_DROP, FAILED_WARN, FAILED_FAIL, "_bad")
+HELPER_COLUMNS = (ERRORS_COLUMN, FAILED_DROP, FAILED_WARN, FAILED_FAIL, "_bad", "_fallback_time")
 
 
 def quarantine_rows(bad: DataFrame, table: str, ctx: RunContext) -> DataFrame:
@@ -76,14 +80,21 @@ def quarantine_rows(bad: DataFrame, table: str, ctx: RunContext) -> DataFrame:
 INLINE_HELD = 5_000  # quarantine keys already held, up to this many, filter as an IN list
 
 
-def _quarantine(rows: DataFrame, store, count: int) -> None:
+QUARANTINE_LOOKBACK = dt.timedelta(hours=1)  # clocks of the run and of the commit may differ
+
+
+def _quarantine(rows: DataFrame, table: str, store, count: int) -> None:
     """Append the quarantine rows the table does not hold yet (by `quarantine_id`), idempotent
-    when a run that died after it is repeated. The keys held are looked up first, in a job of
-    their own, so the append itself reads nothing of the table: a blind append, which the
-    appends of tasks running beside it (other processes too) never conflict with."""
+    when a run that died after it is repeated. Such rows were quarantined by a run that started
+    after `table`'s last commit, so only the quarantine rows of `table` since then (less a
+    margin for clocks) are looked up, in a job of their own: the append itself reads nothing
+    of the table, a blind append, which the appends of tasks running beside it (other
+    processes too) never conflict with."""
     if store.exists(QUARANTINE):
         key = "quarantine_id"
-        held_rows = rows.select(key).join(store.read(QUARANTINE).select(key), key, "left_semi")
+        held_rows = rows.select(key).join(
+            store.read(QUARANTINE, where=_quarantined_since(table, store)).select(key), key, "left_semi"
+        )
         held = [row[0] for row in held_rows.collect()]
         if held and len(held) <= INLINE_HELD:
             rows = rows.where(~F.col(key).isin(held))
@@ -95,6 +106,19 @@ def _quarantine(rows: DataFrame, store, count: int) -> None:
         store.append(rows, QUARANTINE, rows=count)
 
 
+def _quarantined_since(table: str, store) -> list:
+    """The quarantine rows an attempt since `table`'s last commit may have written."""
+    bounds = [In("source_table", [table])]
+    last = store.history(table, limit=1) if store.exists(table) else []
+    if last:
+        committed = dt.datetime.fromtimestamp(last[0]["timestamp"] / 1000, dt.timezone.utc)
+        bounds.append(AtLeast("quarantined_at", committed - QUARANTINE_LOOKBACK))
+    return bounds
+
+
+EVENT_DATE = "event_date"
+FALLBACK_TIME = "_fallback_time"  # the row's event time is not the record's own (a landing time)
+PROBE_COLUMNS = (EVENT_DATE, FALLBACK_TIME)  # what bounds the probe of the table's keys
 ORDER = ("ingested_at", "source_file", "record_index")  # the earliest landed row of a key wins
 ROW = ("source_file", "record_index")  # a bronze record; derived tables have several rows per record
 BROADCAST_ROWS = 200_000  # drop lists up to this size are shipped to every task instead of shuffled
@@ -138,9 +162,13 @@ def _maybe_broadcast(frame: DataFrame, rows: int) -> DataFrame:
     return F.broadcast(frame) if rows <= BROADCAST_ROWS else frame
 
 
-def _dedup(accepted: DataFrame, key: str, extra: list[str], existing: DataFrame | None) -> Dedup:
+def _dedup(
+    accepted: DataFrame, key: str, extra: list[str], existing: Callable[[list, bool], DataFrame | None]
+) -> Dedup:
+    """`existing(the batch's event dates, whether a row's time is a fallback)`: the table's keys
+    the batch may repeat (None when the table has none)."""
     order = Window.partitionBy(key).orderBy(*ORDER)
-    columns = list(dict.fromkeys([key, *ORDER, *extra]))
+    columns = list(dict.fromkeys([key, *ORDER, *extra, *PROBE_COLUMNS]))
     ranked = (
         accepted.select(*columns)
         .withColumn("_n", F.row_number().over(order))
@@ -155,9 +183,13 @@ def _dedup(accepted: DataFrame, key: str, extra: list[str], existing: DataFrame 
         F.count_if(first).alias("winners"),
         F.count_if(~first & ~same_row).alias("losers"),
         F.count_if(~first & same_row).alias("ties"),
+        F.collect_set(F.coalesce(F.col(EVENT_DATE).cast("string"), F.lit(""))).alias("dates"),
+        F.max(FALLBACK_TIME).alias("fallback"),
     ).first()
     losers = ranked.where(~first & ~same_row).select(key, *ROW)
-    winners = ranked.where(first).drop("_n", "_winner")
+    winners = ranked.where(first).drop("_n", "_winner", *PROBE_COLUMNS)
+    dates = [dt.date.fromisoformat(d) if d else None for d in counts["dates"]]
+    existing = existing(dates, bool(counts["fallback"]))
     present = None
     if existing is not None:
         # Few winners (an incremental batch): probe the table's keys with a broadcast set of them,
@@ -168,6 +200,19 @@ def _dedup(accepted: DataFrame, key: str, extra: list[str], existing: DataFrame 
             present = winners.select(key).join(existing, key, "left_semi")
     kept = (winners.join(present, key, "left_anti") if present is not None else winners).persist()
     return Dedup(ranked, kept, losers, present, counts["winners"], counts["losers"], counts["ties"])
+
+
+def _existing_keys(spec: SilverTableSpec, store, dates: list, fallback: bool) -> DataFrame | None:
+    """The table's keys a batch of the given event dates may repeat: a duplicate is the same
+    record again, with the same event time, so only the rows of those dates (their months'
+    files, where the table is partitioned by month) are probed. A batch with a row whose time is
+    a fallback (not the record's own), or without a date, probes every key."""
+    if not store.exists(spec.table):
+        return None
+    columns = store.columns(spec.table)
+    if fallback or None in dates or EVENT_DATE not in columns:
+        return store.read(spec.table).select(spec.dedup_key)
+    return store.read(spec.table, where=dates_bounds(columns, dates)).select(spec.dedup_key)
 
 
 def _checked(flagged: DataFrame, suite: Suite | None) -> DataFrame:
@@ -183,16 +228,27 @@ def _checked(flagged: DataFrame, suite: Suite | None) -> DataFrame:
     return flagged.withColumn("_bad", bad).select("*", *rule_results(suite)).persist()
 
 
-def _narrow(checked: DataFrame, suite: Suite | None, key: str, unique_columns: list[str]) -> DataFrame:
+def _narrow(
+    checked: DataFrame, spec: SilverTableSpec, suite: Suite | None, unique_columns: list[str]
+) -> DataFrame:
     """What the checks, the quarantine and the deduplication read: light columns of the cache
-    and `raw` of bad rows only (the columnar cache reads just these)."""
-    columns = [key, *ORDER, *unique_columns, ERRORS_COLUMN, FAILED_DROP, "_bad"]
+    and `raw` of bad rows only (the columnar cache reads just these), with each row's event date
+    and whether its time is a fallback (`SilverTableSpec.fallback_time`), which bound the key
+    probe."""
+    columns = [spec.dedup_key, *ORDER, *unique_columns, ERRORS_COLUMN, FAILED_DROP, "_bad"]
     if "event_id" in checked.columns:
         columns.append("event_id")
+    probe = []
+    if EVENT_DATE not in columns:
+        date = F.col(EVENT_DATE) if EVENT_DATE in checked.columns else F.lit(None).cast("date")
+        probe.append(date.alias(EVENT_DATE))
+    fallback = spec.fallback_time() if spec.fallback_time is not None else F.lit(False)
     return checked.select(
         *[F.col(c) for c in dict.fromkeys(columns)],
         F.when(F.col("_bad"), F.col("raw")).alias("raw"),
         *rule_result_names(suite),
+        *probe,
+        F.coalesce(fallback, F.lit(False)).alias(FALLBACK_TIME),
     )
 
 
@@ -212,8 +268,12 @@ def _deduplicate_and_append(
 ) -> tuple[int, list[Outcome]]:
     """Append the accepted rows whose key is new (first landed wins); returns (rows written, uniqueness)."""
     store = ctx.store
-    existing = store.read(spec.table).select(spec.dedup_key) if store.exists(spec.table) else None
-    dedup = _dedup(narrow.where(~F.col("_bad")), spec.dedup_key, unique_columns, existing)
+    dedup = _dedup(
+        narrow.where(~F.col("_bad")),
+        spec.dedup_key,
+        unique_columns,
+        lambda dates, fallback: _existing_keys(spec, store, dates, fallback),
+    )
     try:
         rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
         accepted = checked.where(~F.col("_bad"))
@@ -342,6 +402,16 @@ def _new_values(
     return ctx.source_values[key]
 
 
+def _typed_rows(spec: SilverTableSpec, store, source_rows: DataFrame) -> DataFrame:
+    """The transform's rows with the columns the table's layout derives (its partition month); a
+    table created before it had a layout keeps its columns."""
+    typed = spec.transform(source_rows)
+    if store.exists(spec.table):
+        held = set(store.columns(spec.table))
+        return with_layout_columns(typed, tuple(c for c in spec.partition_by if c in held))
+    return with_layout_columns(typed, spec.partition_by)
+
+
 def _suite(spec: SilverTableSpec, ctx: RunContext) -> Suite | None:
     return load_suite(spec.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
 
@@ -360,7 +430,7 @@ def _record_empty_batch(
     if store.exists(spec.table):
         columns = store.read(spec.table)
     else:
-        columns = spec.transform(store.read_added_since(spec.source, watermark, source_version)).drop(
+        columns = _typed_rows(spec, store, store.read_added_since(spec.source, watermark, source_version)).drop(
             *HELPER_COLUMNS
         )
     suite = _suite(spec, ctx)
@@ -381,10 +451,10 @@ def _process(
     store = ctx.store
     new_rows = store.read_added_since(spec.source, watermark, source_version)
     suite = _suite(spec, ctx)
-    checked = _checked(flag_rows(spec.transform(new_rows), suite), suite)
+    checked = _checked(flag_rows(_typed_rows(spec, store, new_rows), suite), suite)
     try:
         unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
-        narrow = _narrow(checked, suite, spec.dedup_key, unique_columns)
+        narrow = _narrow(checked, spec, suite, unique_columns)
         batch = _measure(spec, ctx, narrow, suite, watermark)
         rows_in, outcomes, quarantined = batch.rows, batch.outcomes, batch.rejected
         fatal = breaches(outcomes)
@@ -393,7 +463,7 @@ def _process(
             raise QualityGateError(gate_message(spec.table, fatal[0]))
         rejected = narrow.where(F.col("_bad"))
         if quarantined:
-            _quarantine(quarantine_rows(rejected, spec.table, ctx), store, quarantined)
+            _quarantine(quarantine_rows(rejected, spec.table, ctx), spec.table, store, quarantined)
         faults.checkpoint("silver_after_quarantine", spec.table)
 
         commit = _watermark_commit(spec, ctx, source_version)
