@@ -132,4 +132,6 @@ SPEC = GoldTableSpec(
     group_key="activity_id",
     row_key=("activity_id",),
     incremental=Accumulate(accumulate),
+    locality="event_date",  # a new event changes its own day's rows
+    cluster_by=("event_date",),
 )

@@ -413,9 +413,11 @@ def build_timeline(kind: AssociationKind, sources: dict[str, DataFrame]) -> Data
     )
 
 
-def extend_timeline(kind: AssociationKind, current: DataFrame, sources: dict[str, DataFrame]) -> DataFrame:
-    """The kind's timeline rows `current` after the later events in `sources` (`extend_intervals`)."""
-    return extend_intervals(current, association_events(kind, sources), kind.key_columns).select(
+def extend_timeline(
+    kind: AssociationKind, rows: DataFrame, sources: dict[str, DataFrame], since=None
+) -> DataFrame:
+    """The kind's timeline `rows` after the events in `sources` (`extend_intervals`)."""
+    return extend_intervals(rows, association_events(kind, sources), kind.key_columns, since).select(
         *interval_columns(kind.key_columns)
     )
 
@@ -428,11 +430,12 @@ def timeline_spec(kind: AssociationKind, table: str) -> GoldTableSpec:
         relevant=lambda source_table, rows: relevant(kind, source_table, rows),
         build=lambda sources: build_timeline(kind, sources),
         incremental=Extend(
-            lambda current, sources: extend_timeline(kind, current, sources),
+            lambda rows, sources, since: extend_timeline(kind, rows, sources, since),
             # intervals are per `source` (datahub, openmetadata): one feed's events never reorder
             # the other's, so a lagging feed does not make the other's new events late
             ordering_domains=((DATAHUB_CHANGES,), (OM_FIELD_CHANGES, OM_CHANGE_EVENTS)),
         ),
         group_key=GROUP_COLUMN,
         row_key=("timeline_id",),
+        partition_by=("is_current",),
     )

@@ -12,9 +12,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from gold import GROUP
-from gold.interval_tables import intervals_of
+from gold.interval_tables import extended_of, intervals_of
 from gold.intervals import ADD, ENTITY_DELETED, GROUP_COLUMN, REMOVE, ROW_KEY
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import Extend, GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 SOURCES = (DATAHUB_CHANGES,)
@@ -65,12 +65,29 @@ def _events(rows: DataFrame) -> DataFrame:
     )
 
 
-def build(sources: dict[str, DataFrame]) -> DataFrame:
-    built = intervals_of(sources, {DATAHUB_CHANGES: _events}, KEYS)
-    renamed = built.withColumnRenamed("added_by", "deprecated_by").withColumnRenamed(
+READERS = {DATAHUB_CHANGES: _events}
+
+
+def _as_table(intervals: DataFrame) -> DataFrame:
+    renamed = intervals.withColumnRenamed("added_by", "deprecated_by").withColumnRenamed(
         "removed_by", "undeprecated_by"
     )
     return renamed.select(*COLUMNS)
+
+
+def _as_intervals(rows: DataFrame) -> DataFrame:
+    """The table's rows in the interval builder's columns (one deprecation slot per entity)."""
+    return rows.select(
+        *[c for c in COLUMNS if c not in ("deprecated_by", "undeprecated_by")],
+        F.lit(None).cast("string").alias("parent_urn"),
+        F.lit("DEPRECATED").alias("deprecation"),
+        F.col("deprecated_by").alias("added_by"),
+        F.col("undeprecated_by").alias("removed_by"),
+    )
+
+
+def build(sources: dict[str, DataFrame]) -> DataFrame:
+    return _as_table(intervals_of(sources, READERS, KEYS))
 
 
 SPEC = GoldTableSpec(
@@ -80,4 +97,6 @@ SPEC = GoldTableSpec(
     build=build,
     group_key=GROUP_COLUMN,
     row_key=(ROW_KEY,),
+    partition_by=("is_current",),
+    incremental=Extend(extended_of(READERS, KEYS, _as_intervals, _as_table)),
 )

@@ -14,9 +14,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from gold import GROUP
-from gold.interval_tables import intervals_of
+from gold.interval_tables import extended_of, intervals_of
 from gold.intervals import GROUP_COLUMN, ROW_KEY, SUPERSEDE
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import Extend, GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 OM_CHANGE_EVENTS = "silver.openmetadata_change_events"
@@ -93,13 +93,28 @@ READERS = {
 }
 
 
-def build(sources: dict[str, DataFrame]) -> DataFrame:
-    built = intervals_of(sources, READERS, KEYS)
+def _as_table(intervals: DataFrame) -> DataFrame:
     return (
-        built.withColumnRenamed("added_by", "changed_by")
+        intervals.withColumnRenamed("added_by", "changed_by")
         .withColumnRenamed("removed_by", "ended_by")
         .select(*COLUMNS)
     )
+
+
+def _as_intervals(rows: DataFrame) -> DataFrame:
+    """The table's rows in the interval builder's columns (one status slot per entity)."""
+    return rows.select(
+        *[c for c in COLUMNS if c not in ("changed_by", "ended_by")],
+        F.lit(None).cast("string").alias("parent_urn"),
+        F.lit("status").alias("status_of"),
+        F.col("changed_by").alias("added_by"),
+        F.col("ended_by").alias("removed_by"),
+        F.lit(None).cast("string").alias("end_reason"),
+    )
+
+
+def build(sources: dict[str, DataFrame]) -> DataFrame:
+    return _as_table(intervals_of(sources, READERS, KEYS))
 
 
 SPEC = GoldTableSpec(
@@ -109,4 +124,10 @@ SPEC = GoldTableSpec(
     build=build,
     group_key=GROUP_COLUMN,
     row_key=(ROW_KEY,),
+    partition_by=("is_current",),
+    # one feed's events never reorder the other's statuses (intervals are per `source`)
+    incremental=Extend(
+        extended_of(READERS, KEYS, _as_intervals, _as_table),
+        ordering_domains=((DATAHUB_CHANGES,), (OM_CHANGE_EVENTS,)),
+    ),
 )

@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from gold import GROUP, column_names, empty_frame
 from gold.actor_activity_daily import activity_group
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import Accumulate, GoldTableSpec
 from silver.common import deterministic_id
 
 AUDIT_EVENTS = "silver.datahub_audit_events"
@@ -83,6 +83,19 @@ def build_failed_logins(audit_events: DataFrame, salt: str, expose_ip: bool = Fa
     )
 
 
+def accumulate(current: DataFrame, increment: DataFrame) -> DataFrame:
+    """Rows of `current` and `increment` for the same day, actor and IP become one: their counts
+    added, the earliest first and the latest last failure kept (silver holds each event once)."""
+    labels = [c for c in COLUMNS if c not in ("failed_logins", "first_failed_at", "last_failed_at")]
+    both = current.select(*COLUMNS).unionByName(increment.select(*COLUMNS))
+    counted = both.groupBy(*labels).agg(
+        F.sum("failed_logins").alias("failed_logins"),
+        F.min("first_failed_at").alias("first_failed_at"),
+        F.max("last_failed_at").alias("last_failed_at"),
+    )
+    return counted.select(*COLUMNS)
+
+
 def spec_for(salt_env: str | None = None, expose_ip: bool = False) -> GoldTableSpec:
     """The job reading its salt from `salt_env` (None: the variable the default config names)."""
 
@@ -98,6 +111,9 @@ def spec_for(salt_env: str | None = None, expose_ip: bool = False) -> GoldTableS
         build=build,
         group_key=GROUP_COLUMN,
         row_key=("failed_login_id",),
+        incremental=Accumulate(accumulate),
+        locality="event_date",  # a failed login changes its own day's rows
+        cluster_by=("event_date",),
     )
 
 

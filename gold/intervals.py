@@ -237,18 +237,33 @@ def build_intervals(events: DataFrame, association_key: Sequence[str]) -> DataFr
     return _intervals(_fan_out_deletions(_deduplicated(_typed(events, keys), keys), keys), keys)
 
 
-def extend_intervals(current: DataFrame, new_events: DataFrame, association_key: Sequence[str]) -> DataFrame:
-    """The intervals of `current` (rows of `build_intervals`) after `new_events`, every one of which
-    comes after every event `current` was built from; equal to `build_intervals` over all events.
+def extend_intervals(
+    rows: DataFrame, new_events: DataFrame, association_key: Sequence[str], since=None
+) -> DataFrame:
+    """The intervals of some groups after `new_events`, equal to `build_intervals` over all their events.
 
-    Why it holds: an association's state after its old events is its open interval or nothing,
-    since an ADD that follows another ADD and a REMOVE or deletion of a closed association change
-    nothing. So the open intervals re-enter as their opening ADD (same event, same id), the new
-    events follow them in the usual order, and the closed intervals stay as they are: no later
-    event can reach them. Reads the touched rows of the table and the new events, no history.
+    `since=None` (an in-order batch): `rows` are the groups' current intervals (with, passed
+    through untouched, any closed ones the caller read too), and every new event comes after
+    every event they were built from. `since=T` (a late batch): `rows` are every interval of the
+    groups still open at T or later (valid_to null or >= T), and `new_events` are all of the
+    groups' events at or after T, old and new; the intervals closed before T stay as they are.
+
+    Why it holds: an association's state just before a time T is its interval open then, or
+    nothing, since an ADD that follows another ADD and a REMOVE or deletion of a closed
+    association change nothing. So the intervals open at T re-enter as their opening ADD (same
+    event, same id), the events from T on follow them in the usual order, and the intervals that
+    closed before T stay: no event from T on can reach them. Intervals that began at T or later
+    are rebuilt from their events. Reads the groups' rows from T on and their events from T on:
+    for an in-order batch, their current rows and the new events, no history.
     """
     keys = list(association_key)
-    reopened = current.filter(F.col("is_current")).select(
+    if since is None:
+        reopen, kept = rows.filter(F.col("is_current")), rows.filter(~F.col("is_current"))
+    else:
+        moment = F.lit(since).cast("timestamp")
+        reopen = rows.filter(F.col("valid_from") < moment)
+        kept = rows.limit(0)
+    reopened = reopen.select(
         "source",
         "entity_urn",
         "parent_urn",
@@ -263,4 +278,4 @@ def extend_intervals(current: DataFrame, new_events: DataFrame, association_key:
     events = _deduplicated(_typed(new_events, keys), keys)
     extended = _intervals(_fan_out_deletions(reopened.unionByName(events), keys), keys)
     columns = interval_columns(keys)
-    return current.filter(~F.col("is_current")).select(*columns).unionByName(extended.select(*columns))
+    return kept.select(*columns).unionByName(extended.select(*columns))

@@ -21,9 +21,19 @@ from pyspark.sql import functions as F
 
 from gold import GROUP, column_names, empty_frame
 from gold.associations import om_column_key
-from gold.interval_tables import intervals_of
-from gold.intervals import ADD, ENTITY_DELETED, GROUP_COLUMN, INTERVAL_TAIL_SCHEMA, REMOVE, RENAME, ROW_KEY
-from pipelines.core.table_specs import GoldTableSpec
+from gold.interval_tables import intervals_of, typed_events
+from gold.intervals import (
+    ADD,
+    ENTITY_DELETED,
+    GROUP_COLUMN,
+    INTERVAL_TAIL_SCHEMA,
+    REMOVE,
+    RENAME,
+    ROW_KEY,
+    extend_intervals,
+    interval_columns,
+)
+from pipelines.core.table_specs import Extend, GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 OM_FIELD_CHANGES = "silver.openmetadata_field_changes"
@@ -170,12 +180,10 @@ READERS = {
 }
 
 
-def build(sources: dict[str, DataFrame]) -> DataFrame:
-    present = {name: read(sources[name]) for name, read in READERS.items() if sources.get(name) is not None}
-    if not present:
-        return empty_frame(SCHEMA)
-    intervals = intervals_of(present, {name: _as_is for name in present}, KEYS)
-    opened = reduce(
+def _opened(events: list[DataFrame]) -> DataFrame:
+    """(valid_from_event_id, entity_urn, field_path) -> the field_urn and nullable of the event
+    that opened an interval."""
+    return reduce(
         DataFrame.unionByName,
         [
             frame.filter(F.col("action") == ADD).select(
@@ -185,11 +193,41 @@ def build(sources: dict[str, DataFrame]) -> DataFrame:
                 "field_urn",
                 "nullable",
             )
-            for frame in present.values()
+            for frame in events
         ],
     ).dropDuplicates(["valid_from_event_id", "entity_urn", "field_path"])
+
+
+def _as_table(intervals: DataFrame, opened: DataFrame) -> DataFrame:
     joined = intervals.join(opened, ["valid_from_event_id", "entity_urn", "field_path"], "left")
     return joined.withColumnRenamed("entity_urn", "dataset_urn").select(*COLUMNS)
+
+
+def _events(sources: dict[str, DataFrame]) -> dict[str, DataFrame]:
+    return {name: read(sources[name]) for name, read in READERS.items() if sources.get(name) is not None}
+
+
+def build(sources: dict[str, DataFrame]) -> DataFrame:
+    present = _events(sources)
+    if not present:
+        return empty_frame(SCHEMA)
+    intervals = intervals_of(present, {name: _as_is for name in present}, KEYS)
+    return _as_table(intervals, _opened(list(present.values())))
+
+
+def extend(rows: DataFrame, sources: dict[str, DataFrame], since) -> DataFrame:
+    """`rows` after the events of `sources` (`Extend`): an interval keeps the field_urn and
+    nullable of its opening event, from the table for the intervals it reopens."""
+    present = _events(sources)
+    intervals = rows.withColumnRenamed("dataset_urn", "entity_urn").withColumn(
+        "parent_urn", F.lit(None).cast("string")
+    )
+    known = intervals.select("valid_from_event_id", "entity_urn", "field_path", "field_urn", "nullable")
+    events = typed_events([frame.drop("field_urn", "nullable") for frame in present.values()], KEYS)
+    extended = extend_intervals(intervals, events, KEYS, since).select(*interval_columns(KEYS))
+    opened = _opened(list(present.values())) if present else known.limit(0)
+    details = known.unionByName(opened).dropDuplicates(["valid_from_event_id", "entity_urn", "field_path"])
+    return _as_table(extended, details)
 
 
 def _as_is(frame: DataFrame) -> DataFrame:
@@ -203,4 +241,7 @@ SPEC = GoldTableSpec(
     build=build,
     group_key=GROUP_COLUMN,
     row_key=(ROW_KEY,),
+    partition_by=("is_current",),
+    # intervals are per `source`: one feed's events never reorder the other's
+    incremental=Extend(extend, ordering_domains=((DATAHUB_CHANGES,), (OM_FIELD_CHANGES, OM_CHANGE_EVENTS))),
 )

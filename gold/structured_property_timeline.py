@@ -14,7 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from gold import GROUP
-from gold.interval_tables import intervals_of
+from gold.interval_tables import extended_of, intervals_of
 from gold.intervals import (
     ENTITY_DELETED,
     GROUP_COLUMN,
@@ -24,7 +24,7 @@ from gold.intervals import (
     interval_columns,
     root_urn,
 )
-from pipelines.core.table_specs import GoldTableSpec
+from pipelines.core.table_specs import Extend, GoldTableSpec
 
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
 SOURCES = (DATAHUB_CHANGES,)
@@ -61,8 +61,15 @@ def _events(rows: DataFrame) -> DataFrame:
     )
 
 
+READERS = {DATAHUB_CHANGES: _events}
+
+
+def _as_is(frame: DataFrame) -> DataFrame:
+    return frame.select(*COLUMNS)
+
+
 def build(sources: dict[str, DataFrame]) -> DataFrame:
-    return intervals_of(sources, {DATAHUB_CHANGES: _events}, KEYS).select(*COLUMNS)
+    return intervals_of(sources, READERS, KEYS).select(*COLUMNS)
 
 
 SPEC = GoldTableSpec(
@@ -72,4 +79,6 @@ SPEC = GoldTableSpec(
     build=build,
     group_key=GROUP_COLUMN,
     row_key=(ROW_KEY,),
+    partition_by=("is_current",),
+    incremental=Extend(extended_of(READERS, KEYS, _as_is, _as_is)),
 )

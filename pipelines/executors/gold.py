@@ -33,6 +33,7 @@ join, so no job to broadcast them.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -45,6 +46,7 @@ from pyspark.sql.types import StructType
 
 from gold import GROUP
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
+from pipelines.core.table_layout import since_bounds
 from pipelines.core.table_specs import Accumulate, Append, Extend, GoldTableSpec, RebuildGroups
 from pipelines.ops.bookkeeping import record_dq
 from pipelines.quality import (
@@ -59,6 +61,7 @@ from pipelines.quality import (
 )
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import one_of
+from pipelines.store.pruning import AtLeast, In
 
 WATERMARKS = "source_versions"
 EVENT_TIME_WATERMARK = "event_time_watermarks"  # {source: epoch us of its newest event_time}
@@ -72,6 +75,9 @@ LOCAL_GROUPS = 50_000  # touched groups up to this many are collected to the dri
 # job of its own to broadcast it, several per gold task; an IN list travels in the plan. Past a
 # few thousand values Spark's parser takes longer than the broadcast.
 INLINE_GROUPS = 5_000
+# A full build of a table laid out by `cluster_by` writes files of about this many rows, each a
+# range of those columns (tens of MB: at or near the compaction target, so compactions leave them).
+CLUSTERED_FILE_ROWS = 250_000
 
 
 T = TypeVar("T")
@@ -112,14 +118,18 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 
 
 def _commit_metadata(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, int], mode: str) -> dict:
-    """What a commit records: the source versions it reflects and, for `extend` tables, the
-    newest event_time at those versions (None when no source holds one)."""
+    """What a commit records: the source versions it reflects and, for `extend` tables built from
+    the sources' whole content (a full build, a rebuild), their newest event_time at those
+    versions, from file statistics (None when no source holds one). The `extend` path moves the
+    last commit's on by the new rows' instead (`_newest_after`)."""
     metadata = {WATERMARKS: versions, "run_id": ctx.run_id, "mode": mode}
-    if isinstance(spec.incremental, Extend):
-        metadata[EVENT_TIME_WATERMARK] = {
-            s: ctx.store.max_micros(s, EVENT_TIME, v) for s, v in versions.items()
-        }
+    if isinstance(spec.incremental, Extend) and mode == "full":
+        metadata[EVENT_TIME_WATERMARK] = _newest_in_sources(ctx, versions)
     return metadata
+
+
+def _newest_in_sources(ctx: RunContext, versions: dict[str, int]) -> dict:
+    return {s: ctx.store.max_micros(s, EVENT_TIME, v) for s, v in versions.items()}
 
 
 def _groups_as(groups: DataFrame, column: str) -> DataFrame:
@@ -169,11 +179,23 @@ def _full_build(job: GoldJob) -> TaskResult:
             ctx,
             spec.build(inputs),
             lambda rows, count: ctx.store.overwrite(
-                rows, spec.table, partition_by=list(spec.partition_by), metadata=metadata, rows=count
+                _clustered(spec, rows, count),
+                spec.table,
+                partition_by=list(spec.partition_by),
+                metadata=metadata,
+                rows=count,
             ),
         )
     rows = ctx.store.count_added_since(spec.table, None)
     return TaskResult(rows_in=rows, rows_out=rows, message="full build")
+
+
+def _clustered(spec: GoldTableSpec, rows: DataFrame, count: int | None) -> DataFrame:
+    """`rows` in ranges of the spec's `cluster_by` columns, a file of about `CLUSTERED_FILE_ROWS`
+    each: a run then finds the rows it replaces by the files' statistics, in few of them."""
+    if not spec.cluster_by or count is None:
+        return rows
+    return rows.repartitionByRange(max(1, -(-count // CLUSTERED_FILE_ROWS)), *spec.cluster_by)
 
 
 class _Scratch:
@@ -352,9 +374,21 @@ def _append_new_rows(job: GoldJob) -> TaskResult:
 
 def _accumulate_new_rows(job: GoldJob) -> TaskResult:
     """Add what the new source rows count to the table's rows of the groups they touch, and
-    replace those groups: the work follows the new rows and the touched rows, not the history."""
+    replace those groups: the work follows the new rows and the touched rows, not the history.
+    Where the table declares a `locality` (the column all rows of a group share, e.g. the day),
+    the touched groups' rows are looked up and replaced by it too, so only the files of those
+    values are read and rewritten (`_accumulate_by_locality`)."""
+    relevant = {s: job.spec.relevant(s, rows) for s, rows in job.new_rows.items()}
+    if job.spec.locality is not None and job.few:
+        done = _accumulate_by_locality(job, relevant)
+        if done is not None:
+            return done
+    return _accumulate_general(job, relevant)
+
+
+def _accumulate_general(job: GoldJob, relevant: dict[str, DataFrame]) -> TaskResult:
+    """The touched groups' rows found by a scan of the group column, and replaced whole."""
     spec, ctx, store = job.spec, job.ctx, job.ctx.store
-    relevant = {s: spec.relevant(s, rows) for s, rows in job.new_rows.items()}
     scratch = _Scratch(ctx.spark)
     try:
         with job.small_input():
@@ -371,6 +405,27 @@ def _accumulate_new_rows(job: GoldJob) -> TaskResult:
     return _incremental(job, written, "incremental, new counts added")
 
 
+def _accumulate_by_locality(job: GoldJob, relevant: dict[str, DataFrame]) -> TaskResult | None:
+    """`_accumulate_new_rows` for a table with a `locality`: one collect finds the touched groups
+    and their localities; the rows matching both are read, added to and replaced. None when the
+    groups are too many to name in a selection, or a row has no locality (the general path then)."""
+    spec, ctx, store = job.spec, job.ctx, job.ctx.store
+    with job.small_input():
+        pairs = _union([rows.select(GROUP, spec.locality) for rows in relevant.values()]).distinct().collect()
+        groups = sorted({row[0] for row in pairs if row[0] is not None}, key=str)
+        if len(groups) > INLINE_GROUPS or any(row[1] is None for row in pairs):
+            return None
+        selection = [In(spec.group_key, groups), In(spec.locality, [row[1] for row in pairs])]
+        current = store.read(spec.table, where=selection)
+        written = _gated(
+            spec,
+            ctx,
+            spec.incremental.combine(current, spec.build(relevant)),
+            lambda rows, count: store.replace_where(rows, spec.table, [selection], job.metadata, count),
+        )
+    return _incremental(job, written, "incremental, new counts added")
+
+
 def _rebuild_touched_groups(job: GoldJob) -> TaskResult:
     """Rebuild the groups the sources' new rows touch from their whole history, and replace them
     (the table's own `RebuildGroups`, else `HISTORY_FALLBACK`). Another table of this run with the
@@ -379,6 +434,8 @@ def _rebuild_touched_groups(job: GoldJob) -> TaskResult:
     spec, ctx, store = job.spec, job.ctx, job.ctx.store
     everything = {s: spec.relevant(s, store.read(s, v)) for s, v in job.present.items()}
     linking = spec.incremental if isinstance(spec.incremental, RebuildGroups) else HISTORY_FALLBACK
+    if isinstance(spec.incremental, Extend):  # a fallback: its sources are read whole anyway
+        job.metadata[EVENT_TIME_WATERMARK] = _newest_in_sources(ctx, job.present)
     shared = (spec.sources, tuple(sorted(job.seen.items())), tuple(sorted(job.present.items())))
     remembered = (*shared, spec.relevant, linking.expand_groups)
     scratch = _Scratch(ctx.spark)
@@ -429,68 +486,123 @@ def _expanded(
 def _extend_touched_groups(job: GoldJob) -> TaskResult:
     """A new row is late when it is not after the newest event the last commit saw in its
     sources' ordering domain (`event_time_watermarks`, per source; `Extend.ordering_domains`);
-    one collect finds the touched groups and whether any of their new rows is late. The others
-    are extended from their current rows by `Extend.extend`, the late ones rebuilt from their
-    history by `spec.build`; one commit replaces them all."""
+    one collect finds the touched groups, whether any of their new rows is late, their earliest
+    new event and each source's newest. The in-order groups are extended from their open rows;
+    the late ones are rebuilt from the earliest late group's first new event on, from their rows
+    open then and their sources' events since (`Extend`); one commit replaces them all."""
     spec, store = job.spec, job.ctx.store
     newest_seen = job.recorded.get(EVENT_TIME_WATERMARK) or {}
     relevant = {s: spec.relevant(s, rows) for s, rows in job.new_rows.items()}
     flagged = [
-        rows.select(GROUP, _is_late(spec, s, newest_seen).alias("_late")) for s, rows in relevant.items()
+        rows.select(
+            GROUP,
+            F.lit(s).alias("_source"),
+            _is_late(spec, s, newest_seen).alias("_late"),
+            F.unix_micros(EVENT_TIME).alias("_micros"),
+        )
+        for s, rows in relevant.items()
     ]
     with job.small_input(job.plan.source_rows):
-        found = _union(flagged).groupBy(GROUP).agg(F.max("_late").alias("_late")).collect()
-    late = sorted((g for g, is_late in found if is_late), key=str)
-    in_order = sorted((g for g, is_late in found if not is_late), key=str)
+        found = (
+            _union(flagged)
+            .groupBy(GROUP, "_source")
+            .agg(
+                F.max("_late").alias("_late"),
+                F.min("_micros").alias("_first"),
+                F.max("_micros").alias("_last"),
+            )
+            .collect()
+        )
+    late_groups = {row[GROUP] for row in found if row["_late"]}
+    late = sorted(late_groups, key=str)
+    in_order = sorted({row[GROUP] for row in found} - late_groups, key=str)
+    firsts = [row["_first"] for row in found if row[GROUP] in late_groups and row["_first"] is not None]
+    since = _utc(min(firsts)) if firsts else None
+    job.metadata[EVENT_TIME_WATERMARK] = _newest_after(job, newest_seen, found)
     schema = StructType([flagged[0].schema[GROUP]])
     # The plans compute the new rows and the touched groups' rows. The table is only scanned
     # through the broadcast groups, which runs as fast interpreted as compiled, so without late
     # groups the mode follows the new rows: one job per action, no code to generate and compile.
-    # Late groups' history reads scan every source: then the mode follows those rows, as a
-    # rebuild's does.
+    # Late groups' history reads scan their sources from the late time on: then the mode follows
+    # those rows, as a rebuild's does.
     history = sum(store.count_added_since(s, None) for s in job.present) if late else 0
     with job.small_input(job.plan.source_rows + history):
-        written = _replace_extended_and_rebuilt(job, relevant, in_order, late, schema)
+        written = _replace_extended_and_rebuilt(job, relevant, in_order, late, since, schema)
+    rebuilt = f", from their events since {since.isoformat(timespec='milliseconds')}" if late else ""
     return _incremental(
-        job, written, f"incremental, {len(in_order)} groups extended, {len(late)} rebuilt from history"
+        job, written, f"incremental, {len(in_order)} groups extended, {len(late)} rebuilt{rebuilt}"
     )
 
 
+def _utc(micros: int) -> dt.datetime:
+    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=micros)
+
+
+def _newest_after(job: GoldJob, newest_seen: dict, found: list) -> dict:
+    """Each source's newest relevant `event_time` (epoch us) after this run: the last commit's,
+    moved on by the new rows' (no source is scanned)."""
+    newest = {s: newest_seen.get(s) for s in job.present}
+    for row in found:
+        if row["_last"] is not None:
+            known = newest.get(row["_source"])
+            newest[row["_source"]] = row["_last"] if known is None else max(known, row["_last"])
+    return newest
+
+
+def _open_rows(strategy: Extend, column: str, groups: list) -> list:
+    """The bounds of the open rows of `groups`."""
+    return [In(column, groups), In(strategy.open_flag, [True])]
+
+
 def _replace_extended_and_rebuilt(
-    job: GoldJob, relevant: dict[str, DataFrame], in_order: list, late: list, schema: StructType
+    job: GoldJob, relevant: dict[str, DataFrame], in_order: list, late: list, since, schema: StructType
 ) -> int:
-    """One commit: the `in_order` groups extended from their current rows and new `relevant`
-    rows, the `late` ones rebuilt from their history; returns the rows written."""
+    """One commit: the `in_order` groups extended from their open rows and new `relevant` rows,
+    the `late` ones rebuilt from `since` on; returns the rows written. What it replaces: the
+    open rows of every touched group, and the late groups' rows that closed at `since` or later."""
     spec, ctx, store = job.spec, job.ctx, job.ctx.store
+    strategy: Extend = spec.incremental
+    column = spec.group_key
+    selections = []
+    if in_order:
+        selections.append(_open_rows(strategy, column, in_order))
+    if late:
+        selections.append(_open_rows(strategy, column, late))
+        selections.append([In(column, late), In(strategy.open_flag, [False]), AtLeast(strategy.ends, since)])
+    if not selections:  # no touched group: a commit of the watermarks alone
+        store.commit_no_rows(store.read(spec.table).limit(0), spec.table, metadata=job.metadata)
+        record_dq(ctx, spec.table, no_rows_outcomes(_suite(spec, ctx)))
+        return 0
+    rows = store.read_any(spec.table, selections)
     scratch = _Scratch(ctx.spark)
     parts = []
     if in_order:
         groups = scratch.local(in_order, schema)
-        current = _of_groups(store.read(spec.table), spec.group_key, groups, in_order)
-        # with no late group every new row belongs to an extended one: no filter
+        # with no late group every row and every new row belongs to an extended one: no filter
+        current = _of_groups(rows, column, groups, in_order) if late else rows
         later = (
-            {s: _of_groups(rows, GROUP, groups, in_order) for s, rows in relevant.items()}
-            if late
-            else relevant
+            {s: _of_groups(new, GROUP, groups, in_order) for s, new in relevant.items()} if late else relevant
         )
-        parts.append(spec.incremental.extend(current, later))
+        parts.append(strategy.extend(current, later, None))
     if late:
         groups = scratch.local(late, schema)
-        history = {
-            s: _of_groups(spec.relevant(s, store.read(s, v)), GROUP, groups, late)
+        events = {
+            s: _of_groups(spec.relevant(s, _events_since(store, s, v, since)), GROUP, groups, late)
             for s, v in job.present.items()
         }
-        parts.append(spec.build(history))
-    touched = sorted(in_order + late, key=str)
-    groups = scratch.local(touched, schema)
-    if parts:
-        return _gated(
-            spec, ctx, _union(parts), lambda rows, count: _replace(job, rows, groups, touched, count)
-        )
-    # no touched group: a commit of the watermarks alone
-    written = _replace(job, store.read(spec.table).limit(0), groups, touched)
-    record_dq(ctx, spec.table, no_rows_outcomes(_suite(spec, ctx)))
-    return written
+        parts.append(strategy.extend(_of_groups(rows, column, groups, late), events, since))
+    return _gated(
+        spec,
+        ctx,
+        _union(parts),
+        lambda out, count: store.replace_where(out, spec.table, selections, job.metadata, count),
+    )
+
+
+def _events_since(store, source: str, version: int, since) -> DataFrame:
+    """`source`'s rows at `version` whose event time is `since` or later, reading only the files
+    (months, where the source is partitioned by them) that may hold one."""
+    return store.read(source, version, where=since_bounds(store.columns(source), since))
 
 
 PATHS: dict[GoldPath, Callable[[GoldJob], TaskResult]] = {

@@ -19,8 +19,10 @@ from gold import (
     structured_property_timeline,
 )
 from tests.support.gold import (
+    assert_extended_equals_full,
     assert_incremental_equals_full,
     assert_interval_invariants,
+    assert_rebuilt_since_equals_full,
     build_all,
     entity_change,
     rows,
@@ -60,6 +62,16 @@ def only(job, batch):
     return {name: batch[name] for name in job.sources}
 
 
+def assert_every_path_equals_full(job, batch, late_first_ids, in_order_first_ids):
+    """The groups a second batch touches, rebuilt from their history, rebuilt from the second
+    batch's earliest event (a late batch), and extended (a batch after every known event), each
+    equal a full build."""
+    late = split(job, batch, late_first_ids)
+    assert_incremental_equals_full(job, *late)
+    assert_rebuilt_since_equals_full(job, *late)
+    assert_extended_equals_full(job, *split(job, batch, in_order_first_ids))
+
+
 def split(job, batch, first_ids):
     """(first, second) batches of `job`'s sources: the rows with `first_ids`, then the others."""
     ids = ", ".join(f"'{i}'" for i in first_ids)
@@ -87,7 +99,7 @@ def test_entity_status_follows_lifecycle_events_of_both_catalogs(sources, check)
     )  # fmt: skip
     job = entity_status_timeline.SPEC
     if check == "incremental":  # the middle arrives late
-        return assert_incremental_equals_full(job, *split(job, batch, ["l1", "l5", "o1", "o4"]))
+        return assert_every_path_equals_full(job, batch, ["l1", "l5", "o1", "o4"], ["l1", "l2", "o1", "o2"])
     built = build_all(job, only(job, batch))
     assert rows(built, "source", "status", "valid_from", "valid_to", "is_current", "changed_by") == [
         ("datahub", "ACTIVE", "10:00", "11:00", False, "urn:li:corpuser:jdoe"),
@@ -135,7 +147,9 @@ def test_schema_fields_added_renamed_retyped_removed_and_deleted(sources, check)
     )  # fmt: skip
     job = schema_field_timeline.SPEC
     if check == "incremental":
-        return assert_incremental_equals_full(job, *split(job, batch, ["s1", "s2", "s5", "c2"]))
+        return assert_every_path_equals_full(
+            job, batch, ["s1", "s2", "s5", "c2"], ["s1", "s2", "o1", "c1", "s3"]
+        )
     built = build_all(job, only(job, batch))
     columns = ("dataset_urn", "field_path", "nullable", "valid_from", "valid_to", "end_reason", "removed_by")
     assert rows(built, *columns) == [
@@ -163,7 +177,7 @@ def test_deprecation_is_one_interval_per_deprecated_period(sources, check):
     )
     job = deprecation_timeline.SPEC
     if check == "incremental":
-        return assert_incremental_equals_full(job, *split(job, batch, ["d1", "d4"]))
+        return assert_every_path_equals_full(job, batch, ["d1", "d4"], ["d1", "d2"])
     built = build_all(job, only(job, batch))
     assert rows(built, "valid_from", "valid_to", "is_current", "deprecated_by", "end_reason") == [
         ("10:00", "11:00", False, "urn:li:corpuser:jdoe", "REMOVED"),
@@ -187,7 +201,7 @@ def test_structured_property_values_over_time(sources, check):
     )
     job = structured_property_timeline.SPEC
     if check == "incremental":
-        return assert_incremental_equals_full(job, *split(job, batch, ["p1", "p3"]))
+        return assert_every_path_equals_full(job, batch, ["p1", "p3"], ["p1", "p2"])
     built = build_all(job, only(job, batch))
     assert rows(built, "property_urn", "property_values", "valid_from", "valid_to", "is_current") == [
         (tier, None, "13:00", None, True),

@@ -77,6 +77,11 @@ def _land(ctx, records, batch):
         ctx.store.append(typed, module.SPEC.table)
 
 
+def _iso(millis: int) -> str:
+    moment = dt.datetime.fromtimestamp(millis / 1000, dt.timezone.utc)
+    return moment.isoformat(timespec="milliseconds")
+
+
 def _rows(ctx, table, *columns):
     return sorted(tuple(r) for r in ctx.store.read(table).select(*columns).collect())
 
@@ -129,12 +134,15 @@ def test_later_runs_are_incremental(built):
 def test_timeline_extends_in_order_groups_and_rebuilds_late_ones(built):
     _stepwise, _once, modes = built
     timeline = modes[SPECS.index(tag_timeline.SPEC) :: len(SPECS)]
-    assert timeline == [
-        "full build",  # no tag event yet
-        "incremental, 0 groups extended, 0 rebuilt from history",  # silver changed, nothing relevant
-        "incremental, 1 groups extended, 0 rebuilt from history",  # ADD, REMOVE after every known event
-        "incremental, 0 groups extended, 1 rebuilt from history",  # the late ADD
-    ]
+    assert (
+        timeline
+        == [
+            "full build",  # no tag event yet
+            "incremental, 0 groups extended, 0 rebuilt",  # silver changed, nothing relevant
+            "incremental, 1 groups extended, 0 rebuilt",  # ADD, REMOVE after every known event
+            f"incremental, 0 groups extended, 1 rebuilt, from their events since {_iso(T0 + 1000)}",  # the late ADD
+        ]
+    )
 
 
 def test_status_event_without_resource_decides_incrementally(built):
@@ -170,7 +178,10 @@ def test_an_event_at_the_newest_known_instant_is_rebuilt_not_appended(spark, con
         _land(once, records, batch)
         messages.append(gold_executor.run(tag_timeline.SPEC, stepwise).message)
     gold_executor.run(tag_timeline.SPEC, once)
-    assert messages == ["full build", "incremental, 0 groups extended, 1 rebuilt from history"]
+    assert messages == [
+        "full build",
+        f"incremental, 0 groups extended, 1 rebuilt, from their events since {_iso(T0 + 5000)}",
+    ]
     columns = ("entity_urn", "tag_urn", "valid_from", "valid_to", "is_current", "end_reason")
     intervals = _rows(stepwise, "gold.tag_timeline", *columns)
     assert intervals == _rows(once, "gold.tag_timeline", *columns)
