@@ -430,9 +430,9 @@ def _record_empty_batch(
     if store.exists(spec.table):
         columns = store.read(spec.table)
     else:
-        columns = _typed_rows(spec, store, store.read_added_since(spec.source, watermark, source_version)).drop(
-            *HELPER_COLUMNS
-        )
+        columns = _typed_rows(
+            spec, store, store.read_added_since(spec.source, watermark, source_version)
+        ).drop(*HELPER_COLUMNS)
     suite = _suite(spec, ctx)
     store.commit_no_rows(
         columns,
