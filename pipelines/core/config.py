@@ -24,7 +24,8 @@ ENGINES = ("auto", "delta-rs", "delta-spark")
 ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
 # maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector)
 FREE_FORM = {"spark_conf", "profiles", "consumer"}
-VALIDATED_KINDS = {"run.parallel_tasks"}  # `auto` or a number: `_validate` checks these, not the merge
+# `auto` or a number (or a boolean): `_validate` checks these, not the merge
+VALIDATED_KINDS = {"run.parallel_tasks", "bronze.skip_unchanged_folders"}
 
 
 class ConfigError(ValueError):
@@ -203,6 +204,8 @@ def _validate(raw: dict, origin: str) -> None:
         )
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
+    if raw["bronze"]["skip_unchanged_folders"] not in ("auto", True, False):
+        raise ConfigError(f"{origin}: bronze.skip_unchanged_folders must be auto, true or false")
     for name, source in raw["sources"].items():
         folder = Path(str(source.get("folder", "")))
         if folder.is_absolute() or ".." in folder.parts:

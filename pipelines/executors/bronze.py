@@ -13,7 +13,7 @@ in small-input mode, as silver and gold do (`pipelines.runtime.spark.small_input
 from __future__ import annotations
 
 import re
-from pathlib import Path
+import time
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -23,7 +23,8 @@ from bronze.records import extract_records, spark_path_key
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_specs import BronzeTableSpec
 from pipelines.landing import ingestion_log as log
-from pipelines.landing.discovery import FileScan, LandingFile, changed_since_discovery, discover, scan
+from pipelines.landing.discovery import FileScan, LandingFile, changed_since_discovery, scan
+from pipelines.landing.source_view import SourceView, look
 from pipelines.runtime import faults
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import literal
@@ -55,14 +56,15 @@ def literal_path(path: str) -> str:
 
 
 def _plan(
-    ctx: RunContext, spec: BronzeTableSpec, folder: Path, files: list[LandingFile]
-) -> tuple[list[FileScan], list[tuple], list[str]]:
-    """Files to ingest, log rows for files set aside, and warnings to print."""
+    ctx: RunContext, spec: BronzeTableSpec, view: SourceView
+) -> tuple[list[FileScan], list[tuple], list[str], set[str]]:
+    """Files to ingest, log rows for files set aside, warnings to print, and the keys of the files
+    a later run must try again (they could not be read as they were found)."""
     settings = ctx.config.section("bronze")
     max_bytes = settings["max_file_mb"] * 1024 * 1024
-    known = log.known_files(ctx.store, spec.source, folder)
-    to_ingest, set_aside, warnings = [], [], []
-    for file in files:
+    known = view.known
+    to_ingest, set_aside, warnings, retried = [], [], [], set()
+    for file in view.listing.files:
         history = known.get(file.key, [])
         ingested = [k for k in history if k.status == log.INGESTED]
         if _ingested_as_it_is(file, history):
@@ -78,6 +80,7 @@ def _plan(
             continue
         found, not_read = _read_as_found(spec, file)
         if not_read:
+            retried.add(file.key)
             status, reason = not_read
             if not any(
                 k.status == status and (k.size, k.mtime_ms) == (file.size, file.mtime_ms) for k in history
@@ -110,7 +113,7 @@ def _plan(
                 )
             continue
         to_ingest.append(found)
-    return to_ingest, set_aside, warnings
+    return to_ingest, set_aside, warnings, retried
 
 
 def _read_as_found(
@@ -144,10 +147,9 @@ def pending_rows(spec: BronzeTableSpec, warehouse: WarehouseView) -> int:
     (no file is opened): what the runner weighs a task by (`pipelines.orchestration.runner`). Records of every
     source are 0.3-0.7 KB of JSON, so `LANDING_BYTES_PER_RECORD` errs towards more records; a
     gzip file counts `GZIP_RATIO` times its size."""
-    folder = warehouse.config.landing / warehouse.config.sources[spec.source]["folder"]
-    known = log.known_files(warehouse.store, spec.source, folder)
+    view = look(warehouse.store, warehouse.config, spec.source)
     return _estimated_records(
-        [f for f in discover(folder) if not _ingested_as_it_is(f, known.get(f.key, []))]
+        [f for f in view.listing.files if not _ingested_as_it_is(f, view.known.get(f.key, []))]
     )
 
 
@@ -224,17 +226,23 @@ def run(spec: BronzeTableSpec, ctx: RunContext) -> TaskResult:
     if not ctx.config.landing.is_dir():
         raise FileNotFoundError(f"landing folder {ctx.config.landing} does not exist")
     recovered = log.recover(ctx.spark, ctx.store, spec.source, spec.table, folder)
-    scans, set_aside, warnings = _plan(ctx, spec, folder, discover(folder))
+    started = time.monotonic()
+    view = look(ctx.store, ctx.config, spec.source)
+    scans, set_aside, warnings, retried = _plan(ctx, spec, view)
+    found = _found(view, len(scans), time.monotonic() - started)
     for warning in warnings:
         ctx.log("warning", table=spec.table, message=warning)
     log.append(ctx.spark, ctx.store, set_aside)
     if not scans:
-        note = f"recovered {recovered} file log rows" if recovered else "no new files"
-        return TaskResult(status="SKIPPED", message=note)
+        view.record(ctx.store, retried, ctx.run_id)
+        note = f"recovered {recovered} file log rows; " if recovered else ""
+        return TaskResult(status="SKIPPED", message=note + found)
 
     limit = ctx.config.profile.get("small_input_rows")
     with small_input_mode(ctx.spark, _estimated_records([s.file for s in scans]), limit):
-        scans, per_file, version = _land_what_is_still_there(spec, ctx, scans)
+        landed, per_file, version = _land_what_is_still_there(spec, ctx, scans)
+    retried |= {s.file.key for s in scans} - {s.file.key for s in landed}
+    scans = landed
     rows = [
         log.entry(
             spec.source,
@@ -256,10 +264,24 @@ def run(spec: BronzeTableSpec, ctx: RunContext) -> TaskResult:
                 message=f"{s.file.path}: {s.damage}; ingested as far as it could be read",
             )
     log.append(ctx.spark, ctx.store, rows)
+    view.record(ctx.store, retried, ctx.run_id)
     total = sum(n for n, _ in per_file.values())
     corrupt = sum(c or 0 for _, c in per_file.values())
     return TaskResult(
-        source_rows=total, rows_in=total, rows_out=total, files=len(scans), message=f"{corrupt} corrupt"
+        source_rows=total,
+        rows_in=total,
+        rows_out=total,
+        files=len(scans),
+        message=f"{corrupt} corrupt; {found}",
+    )
+
+
+def _found(view: SourceView, new: int, seconds: float) -> str:
+    """What finding the new files took, for the task's line: how many folders were listed."""
+    listing = view.listing
+    return (
+        f"{new} new files found in {seconds:.2f} s ({len(listing.listed)} folders listed, "
+        f"{listing.unchanged} unchanged)"
     )
 
 

@@ -1,7 +1,7 @@
-"""Landing files: discovery, content hashes and format sniffing, on the driver.
+"""Landing files: what one file is (`LandingFile`), its content hash and format, on the driver.
 
-Only metadata and one streaming read per *new* file happen here, so the cost
-of a run follows the size of what arrived, not of the history. The streaming
+Only one streaming read per *new* file happens here (`pipelines.landing.listing` finds them),
+so the cost of a run follows the size of what arrived, not of the history. The streaming
 read computes the sha256 and finds lines that are not valid UTF-8 (Spark's
 text reader silently replaces such bytes, so bronze learns about them here).
 """
@@ -55,36 +55,6 @@ class FileScan:
     # it gave before the damage (Spark cannot read such a file, so bronze takes these instead)
     damage: str | None = None
     salvaged: bytes | None = None
-
-
-def discover(folder: Path) -> list[LandingFile]:
-    """Every regular file below `folder`, skipping hidden and `_`-prefixed names (in-flight uploads)."""
-    found = []
-    if not folder.is_dir():
-        return found
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-        for name in sorted(files):
-            if name.startswith((".", "_")):
-                continue
-            path = os.path.abspath(os.path.join(root, name))
-            info = _stat_or_none(path)
-            if info is not None:
-                found.append(
-                    LandingFile(path, info.st_size, int(info.st_mtime * 1000), landing_key(path, folder))
-                )
-    return found
-
-
-def _stat_or_none(path: str) -> os.stat_result | None:
-    """The file's stat; its own (link) stat when it cannot be followed, so that a file bronze
-    cannot read is still seen and logged; None when it is gone since it was listed."""
-    try:
-        return os.stat(path)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return os.lstat(path)
 
 
 def changed_since_discovery(file: LandingFile) -> str | None:

@@ -22,7 +22,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
 from pipelines.landing.discovery import LandingFile, landing_key
+from pipelines.landing.listing import folder_of
 from pipelines.store import TableStore
+from pipelines.store.pruning import AtLeast, In, Missing
 
 TABLE = "ops.ingestion_log"
 INGESTED = "INGESTED"
@@ -52,6 +54,7 @@ SCHEMA = StructType(
         StructField("logged_at", TimestampType(), False),
         StructField("note", StringType()),
         StructField("landing_key", StringType()),
+        StructField("landing_folder", StringType()),  # the landing key's folder: what a run looks up by
     ]
 )
 
@@ -65,25 +68,43 @@ class KnownFile:
     status: str
 
 
-def known_files(store: TableStore, source: str, folder: Path) -> dict[str, list[KnownFile]]:
-    """Every logged file of `source` by landing key (one row per file and version; small: files,
-    not records). Rows logged before keys existed get theirs from their path and `folder`."""
+def known_files(
+    store: TableStore, source: str, folder: Path, folders: list[str] | None = None
+) -> dict[str, list[KnownFile]]:
+    """The logged files of `source` by landing key (one row per file and version), of the
+    landing `folders` only when given (keys as `listing.ListedFolder.key`): the log is looked up
+    by the folders a run lists, not loaded whole. Rows logged before keys existed get theirs
+    from their path and `folder`; rows logged before folders were kept are always read."""
     if not store.exists(TABLE):
         return {}
     columns = ["path", "landing_key", "size", "modified_at", "file_hash", "status"]
+    of_source = In("source", [source])
+    selections = [[of_source]]
+    if folders is not None:
+        selections = [[of_source, In("landing_folder", folders)], [of_source, Missing("landing_folder")]]
     known: dict[str, list[KnownFile]] = {}
-    for row in store.read_rows(TABLE, columns, {"source": source}):
+    for row in store.read_rows(TABLE, columns, selections=selections):
         key = row.get("landing_key") or landing_key(row["path"], folder)
+        if folders is not None and folder_of(key) not in folders:
+            continue
         modified = row["modified_at"]
         mtime = int(modified.timestamp() * 1000) if modified else None
         known.setdefault(key, []).append(KnownFile(key, row["size"], mtime, row["file_hash"], row["status"]))
     return known
 
 
-def last_logged_version(store: TableStore, source: str) -> int | None:
+def last_logged_version(store: TableStore, source: str, at_least: int | None = None) -> int | None:
+    """The newest bronze version the log names for `source` (None for none). With `at_least`,
+    only rows naming that version or a later one are read (a lookup the log's statistics narrow
+    to its newest files), and None means there is none."""
     if not store.exists(TABLE):
         return None
-    versions = [r["bronze_version"] for r in store.read_rows(TABLE, ["bronze_version"], {"source": source})]
+    selection = [In("source", [source])]
+    if at_least is not None:
+        selection.append(AtLeast("bronze_version", at_least))
+    versions = [
+        r["bronze_version"] for r in store.read_rows(TABLE, ["bronze_version"], selections=[selection])
+    ]
     known = [v for v in versions if v is not None]
     return max(known) if known else None
 
@@ -114,6 +135,7 @@ def entry(
         dt.datetime.now(tz=dt.timezone.utc),
         note,
         file.key,
+        None if file.key is None else folder_of(file.key),
     )
 
 
@@ -127,9 +149,9 @@ def recover(spark: SparkSession, store: TableStore, source: str, bronze_table: s
     current = store.version(bronze_table)
     if current is None:
         return 0
+    if last_logged_version(store, source, at_least=current) is not None:
+        return 0  # the usual case: the log is as new as bronze
     logged = last_logged_version(store, source)
-    if logged is not None and logged >= current:
-        return 0
     since = -1 if logged is None else logged
     per_file = (
         store.read_added_since(bronze_table, since if since >= 0 else None)

@@ -27,6 +27,7 @@ from pipelines.core.context import RunContext, TaskObserver, TaskResult
 from pipelines.core.graph import Task, TaskGraph, inputs_of, load_graph
 from pipelines.core.table_specs import BronzeTableSpec, GoldTableSpec, SilverTableSpec
 from pipelines.executors import bronze, gold, silver
+from pipelines.landing.folder_marks import TABLE as LANDING_FOLDERS
 from pipelines.landing.ingestion_log import TABLE as INGESTION_LOG
 from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS, record_run, write_bookkeeping
 from pipelines.ops.compaction import TableCompaction, compact_after_run
@@ -38,7 +39,7 @@ from pipelines.store import open_configured_store
 
 EXECUTORS = {BronzeTableSpec: bronze.run, SilverTableSpec: silver.run, GoldTableSpec: gold.run}
 LAYERS = ("bronze", "silver", "gold")
-SHARED_TABLES = (RUNS, DQ_RESULTS, INGESTION_LOG, silver.QUARANTINE)  # written by many tasks of a run
+SHARED_TABLES = (RUNS, DQ_RESULTS, INGESTION_LOG, LANDING_FOLDERS, silver.QUARANTINE)  # written by many tasks
 
 
 class RunFailed(RuntimeError):
@@ -129,7 +130,7 @@ def run_pipeline(
 
 def _tables_of(tasks: list[Task], config: Config) -> list[str]:
     """The tables `tasks` build and read, and the ingestion log bronze tasks consult."""
-    tables = [INGESTION_LOG] if any(task.layer == "bronze" for task in tasks) else []
+    tables = [INGESTION_LOG, LANDING_FOLDERS] if any(task.layer == "bronze" for task in tasks) else []
     for task in tasks:
         spec = task.spec(config)
         tables += [spec.table, *inputs_of(spec)]

@@ -7,6 +7,7 @@ import gzip
 import json
 import os
 import shutil
+import socket
 
 import pytest
 from pyspark.sql import functions as F
@@ -253,3 +254,66 @@ def test_missing_landing_folder_is_a_clear_error(config, spark, tmp_path, wareho
 
     with pytest.raises(RunFailed, match="does not exist"):
         _run(config, spark, tmp_path / "nowhere", warehouse)
+
+
+def _age(path, seconds=3600):
+    then = os.path.getmtime(path) - seconds
+    os.utime(path, (then, then))
+
+
+def _marked(store, source="datahub_ece"):
+    """The folders of `source` marked settled in ops.landing_folders."""
+    if not store.exists("ops.landing_folders"):
+        return []
+    return sorted(r.folder for r in store.read("ops.landing_folders").where(f"source = '{source}'").collect())
+
+
+def _ece_task_note(summary):
+    return summary.results["bronze_datahub_entity_change_events"].message
+
+
+def test_settled_folders_are_not_listed_again_and_new_ones_are_found(
+    config, spark, landing, warehouse, store
+):
+    ece = landing / "datahub_ece"
+    for day in ("2024-05-01", "2024-05-02"):
+        (ece / day).mkdir()
+        (ece / day / "a.jsonl").write_text(f'{{"day":"{day}"}}\n')
+        _age(ece / day)
+    _age(ece)
+    first = _run(config, spark, landing, warehouse)
+    assert "2 new files found" in _ece_task_note(first) and "3 folders listed" in _ece_task_note(first)
+    assert _marked(store) == ["", "2024-05-01", "2024-05-02"]
+
+    (ece / "2024-05-03").mkdir()
+    (ece / "2024-05-03" / "b.jsonl").write_text('{"day":"2024-05-03"}\n')
+    second = _run(config, spark, landing, warehouse)
+    note = _ece_task_note(second)
+    assert "1 new files found" in note and "(2 folders listed, 2 unchanged)" in note, note
+    assert sorted(r.raw for r in _bronze(store).collect()) == [
+        '{"day":"2024-05-01"}',
+        '{"day":"2024-05-02"}',
+        '{"day":"2024-05-03"}',
+    ]
+    third = _run(config, spark, landing, warehouse)
+    assert "0 new files found" in _ece_task_note(third) and "2 folders listed" in _ece_task_note(third), (
+        "changed within the settle time: listed until settled"
+    )
+
+
+def test_a_folder_holding_a_file_to_try_again_is_not_settled(config, spark, landing, warehouse, store):
+    ece = landing / "datahub_ece"
+    (ece / "good.jsonl").write_text('{"a":1}\n')
+    with socket.socket(socket.AF_UNIX) as unreadable:  # seen, but cannot be opened, whoever runs
+        unreadable.bind(str(ece / "socket.jsonl"))
+        _age(ece)
+        _run(config, spark, landing, warehouse)
+        statuses = {r.landing_key: r.status for r in store.read(ingestion_log.TABLE).collect()}
+        assert statuses == {"good.jsonl": ingestion_log.INGESTED, "socket.jsonl": ingestion_log.UNREADABLE}
+        assert _marked(store) == []
+    os.remove(ece / "socket.jsonl")
+    _age(ece)
+    _run(config, spark, landing, warehouse)
+    assert [
+        r.folder for r in store.read("ops.landing_folders").where("source = 'datahub_ece'").collect()
+    ] == [""]
