@@ -285,6 +285,8 @@ class OpenMetadataPull:
             if len(items) < page or oldest < since:
                 break
             offset += page
+        recent = {tuple(item) for item in state.failures_recent.get(name, [])}
+        fresh = [f for f in fresh if (_failed_id(f), f["timestamp"]) not in recent]
         events = [f["changeEvent"] for f in fresh if isinstance(f.get("changeEvent"), dict)]
         if events:
             newest = max(f["timestamp"] for f in fresh)
@@ -298,5 +300,16 @@ class OpenMetadataPull:
                 f"subscription {name}: {len(events)} failed deliveries -> {file_name} ({dict(reasons)})"
             )
         if fresh:
-            state.failures_seen_ms[name] = max(seen, *(f["timestamp"] for f in fresh))
+            newest = max(seen, *(f["timestamp"] for f in fresh))
+            state.failures_seen_ms[name] = newest
+            kept = recent | {(_failed_id(f), f["timestamp"]) for f in fresh}
+            state.failures_recent[name] = sorted(
+                [list(item) for item in kept if item[1] >= newest - FAILURE_OVERLAP_MS],
+                key=lambda i: (i[1], str(i[0])),
+            )
             save_state(self.state_file, state)
+
+
+def _failed_id(failure: dict) -> str | None:
+    event = failure.get("changeEvent")
+    return event.get("id") if isinstance(event, dict) else None

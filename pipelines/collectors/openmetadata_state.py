@@ -4,7 +4,8 @@ One JSON file per server under `<landing>/openmetadata/_state/` (landing discove
 folders), replaced atomically after every step. `collected_until_ms`: every change event before
 it is landed. `window`: the `[start, end)` being collected, with the event-type requests already
 landed (`done`). `failures_seen_ms`: per subscription, the failure time of the newest failed
-event landed. A file is renamed into place before the state that counts it is saved, so a kill
+event landed, and `failures_recent` the failures of its last minute already landed (event id,
+failure time), so the minute read again does not land them twice. A file is renamed into place before the state that counts it is saved, so a kill
 between the two leaves a file the state does not know; the pull recognises it by its name and
 does not fetch it again.
 """
@@ -37,6 +38,7 @@ class PullState:
     window: list[int] | None = None
     done: list[str] = field(default_factory=list)
     failures_seen_ms: dict[str, int] = field(default_factory=dict)
+    failures_recent: dict[str, list[list]] = field(default_factory=dict)
     version: int = FORMAT_VERSION
 
     @property
