@@ -75,6 +75,8 @@ class CollectorState:
         self.recent_files = [*(self.recent_files or []), *(f for f in files if f[0] not in known)]
         if overlap_ms is not None and self.collected_until_ms is not None:
             reach = self.collected_until_ms - overlap_ms
+            if self.reread is not None:  # the re-read planned still needs its files
+                reach = min(reach, self.reread[0])
             self.recent_files = [f for f in self.recent_files if f[1] > reach]
 
     def next_page(self, scroll_id: str, boundary_ms: int | None) -> None:
