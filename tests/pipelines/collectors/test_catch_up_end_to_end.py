@@ -17,6 +17,7 @@ import pytest
 from pipelines.collectors.openmetadata import OpenMetadataPull, OpenMetadataSettings
 from pipelines.core.graph import load_graph
 from pipelines.orchestration.runner import run_pipeline
+from pipelines.quality.report import build_report
 from pipelines.store import open_store
 from tests.support.audit_collector import T0, T0_MS, collector
 from tests.support.engines import with_engine
@@ -93,6 +94,9 @@ def test_a_receiver_down_for_a_while_then_the_catch_up_pulls_give_every_event_on
     ]
     late_metric = store.read("ops.dq_results").where("expectation = 'audit_late_indexed_events'").collect()
     assert [(r.unexpected_count, r.success) for r in late_metric] == [(25, False)]
+    page = build_report(store)
+    section = page[page.index('id="collector-losses"') :]
+    assert "receiver-0" not in section and "413" in section and "max_body_bytes" in section
 
     conf = with_engine(config.with_overrides(landing=str(landing), warehouse=str(warehouse)), "delta-rs")
     run_pipeline(
