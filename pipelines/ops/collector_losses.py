@@ -6,10 +6,11 @@ reads landing loads the files it has not loaded yet into this table, one row per
 source, status, reason) and file, so a steward sees a sender's failures in the warehouse and the
 data-quality report rather than in a server log.
 
-Each load is one append whose commit metadata names the files it took (`collector_log_files`);
-the files are then moved into `_collector_log/loaded/`. A run stopped between the two finds those
-names in the table's last commit and only moves them: no file is loaded twice, none is skipped,
-and a load costs what is new, never what is stored.
+Each load merges the entries of the files waiting, keyed by file and line (`log_file`,
+`entry`), then moves the files into `_collector_log/loaded/`. Tasks that read landing may run
+side by side (the Databricks job's lanes) and a run may stop between the merge and the move: a
+file loaded twice matches its own rows and adds none, so no entry is counted twice and none is
+skipped, and a load costs what is waiting, never what is stored.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pipelines.core.context import RunContext
 
 TABLE = "ops.collector_losses"
 LOADED_FOLDER = "loaded"
-FILES_KEY = "collector_log_files"
+KEYS = ["log_file", "entry"]
 
 SCHEMA = StructType(
     [
@@ -38,6 +39,7 @@ SCHEMA = StructType(
         StructField("last_at", TimestampType()),
         StructField("host", StringType()),
         StructField("log_file", StringType(), False),
+        StructField("entry", LongType(), False),
         StructField("run_id", StringType(), False),
         StructField("loaded_at", TimestampType(), False),
     ]
@@ -74,6 +76,7 @@ def _rows(path: Path, run_id: str, now: dt.datetime) -> list[tuple]:
                     None,
                     None,
                     path.name,
+                    number,
                     run_id,
                     now,
                 )
@@ -90,6 +93,7 @@ def _rows(path: Path, run_id: str, now: dt.datetime) -> list[tuple]:
                 _moment(entry.get("last_at")),
                 entry.get("host"),
                 path.name,
+                number,
                 run_id,
                 now,
             )
@@ -101,8 +105,10 @@ def _archive(folder: Path, names: list[str]) -> None:
     target = folder / LOADED_FOLDER
     target.mkdir(exist_ok=True)
     for name in names:
-        if (folder / name).exists():
+        try:
             (folder / name).replace(target / name)
+        except FileNotFoundError:  # moved by a load beside this one
+            pass
 
 
 def load_collector_losses(ctx: RunContext) -> int:
@@ -123,15 +129,15 @@ def _load(ctx: RunContext) -> int:
     waiting = sorted(p.name for p in folder.glob("*.jsonl") if not p.name.startswith(("_", ".")))
     if not waiting:
         return 0
-    store = ctx.store
-    loaded_before = set(store.last_metadata(TABLE, FILES_KEY) or []) if store.exists(TABLE) else set()
-    _archive(folder, [n for n in waiting if n in loaded_before])  # loaded by a run stopped before moving them
-    fresh = [n for n in waiting if n not in loaded_before]
     now = dt.datetime.now(dt.timezone.utc)
-    rows = [row for name in fresh for row in _rows(folder / name, ctx.run_id, now)]
+    rows = [row for name in waiting for row in _rows(folder / name, ctx.run_id, now)]
     if rows:
         frame = ctx.spark.createDataFrame(rows, SCHEMA)
-        store.append(frame, TABLE, metadata={FILES_KEY: fresh}, rows=len(rows))
-    _archive(folder, fresh)
-    ctx.log("collector_losses", files=len(fresh), entries=len(rows), refused=sum(r[4] for r in rows) or None)
+        if not ctx.store.exists(TABLE):
+            ctx.store.commit_no_rows(frame, TABLE)
+        ctx.store.merge(frame, TABLE, keys=KEYS, rows=len(rows))
+    _archive(folder, waiting)
+    ctx.log(
+        "collector_losses", files=len(waiting), entries=len(rows), refused=sum(r[4] for r in rows) or None
+    )
     return len(rows)
