@@ -97,9 +97,3 @@ def test_a_receiver_down_for_a_while_then_the_catch_up_pulls_give_every_event_on
     page = build_report(store)
     section = page[page.index('id="collector-losses"') :]
     assert "openmetadata" in section and "413" in section and "max_body_bytes" in section
-
-    conf = with_engine(config.with_overrides(landing=str(landing), warehouse=str(warehouse)), "delta-rs")
-    run_pipeline(
-        conf, ("bronze",), spark=spark, graph=load_graph().only(TASKS[::2])
-    )  # nothing new: nothing loaded twice
-    assert open_store(spark, conf.warehouse, "delta-rs").read("ops.collector_losses").count() == 1
