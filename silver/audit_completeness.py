@@ -1,16 +1,21 @@
 """Was every DataHub audit-events search page collected? Checks recorded in `ops.dq_results`.
 
-The Audit Events Search API pages with `scrollId` / `nextScrollId`; a page says how many
-events it returns (`count`) and how many match (`total`, "calculated up to 10,000"). Bronze
-keeps these beside every record (`bronze.datahub_audit_events`), so the collected pages
+A search page says how many events it returns (`count`) and how many match its window (`total`,
+"calculated up to 10,000"); the answers do not echo the `scrollId` that fetched them. Bronze keeps
+`count` and `total` beside every record (`bronze.datahub_audit_events`), and the collector names
+each file after its window (`audit-<collection>-<start>-<end>-p<page>.json`, `-b<ms>.json` for
+the events of a page boundary, `-r.json` for a re-read of the overlap), so the collected pages
 can be checked after the fact, over all of bronze (pages are few; only counts come back):
 
 - `audit_page_events_all_landed`: a page holds as many records as its `count`;
-- `audit_scroll_chain_unbroken`: a full page's `nextScrollId` was used to fetch a collected
-  page (checked where the landed pages record the `scrollId` that fetched them; a page
-  shorter than the longest of its window is the window's last and needs no successor);
-- `audit_window_under_cap`: a query window's `total` is below the 10,000 cap (at the cap
-  the window may hold more events than the search could return: split it).
+- `audit_window_events_all_landed`: a window under the cap holds, in its pages and boundary
+  files, at least the `total` its pages reported (fewer: a page or a boundary's events are
+  missing);
+- `audit_window_under_cap`: a query window's `total` is below the 10,000 cap (at the cap the
+  window may hold more events than the search could return: split it);
+- `audit_late_indexed_events`: records that a re-read of the overlap found after their window
+  was collected, because DataHub indexed them late. They are collected, so this measures the
+  indexing lag: many of them say the lag nears `overlap_minutes`, beyond which events are missed.
 
 All are `warn`: a gap is reported (DQ report, `ops.dq_results`), it does not stop a run.
 """
@@ -24,7 +29,9 @@ from pipelines.quality import Expectation, Outcome
 
 BRONZE = "bronze.datahub_audit_events"
 TOTAL_CAP = 10_000
-PAGE_KEY = ("source_file", "scroll_id", "next_scroll_id", "page_total", "page_count")
+PAGE_KEY = ("source_file", "page_total", "page_count")
+# the collector's file names: audit-<collection>-<start>-<end>-<kind>...
+FILE_NAME = r"audit-([0-9a-f]+)-([0-9]+)-([0-9]+)-([pbr])[^/]*$"
 
 PAGE_EVENTS = Expectation(
     "audit_page_events_all_landed",
@@ -32,10 +39,10 @@ PAGE_EVENTS = Expectation(
     {"column_A": "page_count", "column_B": "records"},
     "warn",
 )
-SCROLL_CHAIN = Expectation(
-    "audit_scroll_chain_unbroken",
-    "expect_column_values_to_be_in_set",
-    {"column": "next_page_collected", "value_set": [True]},
+WINDOW_EVENTS = Expectation(
+    "audit_window_events_all_landed",
+    "expect_column_pair_values_a_to_be_greater_than_b",
+    {"column_A": "records", "column_B": "window_total", "or_equal": True},
     "warn",
 )
 WINDOW_CAP = Expectation(
@@ -44,54 +51,72 @@ WINDOW_CAP = Expectation(
     {"column": "page_total", "max_value": TOTAL_CAP - 1},
     "warn",
 )
+LATE_EVENTS = Expectation(
+    "audit_late_indexed_events",
+    "expect_column_values_to_be_in_set",
+    {"column": "indexed_late", "value_set": [False]},
+    "warn",
+)
 
 
 def pages(bronze: DataFrame) -> DataFrame:
-    """One row per landed page: its page fields, its records, and whether the page it points to
-    (`next_scroll_id`) was collected (null when that cannot be known or is not expected)."""
-    landed = bronze.where(F.col("next_scroll_id").isNotNull() | F.col("page_total").isNotNull())
-    per_page = landed.groupBy(*PAGE_KEY).agg(F.count("*").alias("records"))
-    fetched_by = (
-        per_page.where(F.col("scroll_id").isNotNull())
-        .select(F.col("scroll_id").alias("_fetched_by"), F.lit(True).alias("_collected"))
-        .distinct()
-    )
-    longest = per_page.groupBy("page_total").agg(F.max("page_count").alias("_longest"))
-    chained = per_page.join(longest, "page_total", "left").join(
-        fetched_by, F.col("next_scroll_id") == F.col("_fetched_by"), "left"
-    )
-    scroll_ids_known = fetched_by.limit(1).count() > 0
-    expects_next = (
-        F.lit(scroll_ids_known)
-        & F.col("next_scroll_id").isNotNull()
-        & (F.coalesce(F.col("page_count"), F.lit(0)) > 0)
-        & (F.col("page_count") >= F.col("_longest"))
-    )
-    return chained.select(
+    """One row per landed file: its page fields, its records, and the window and kind its name says."""
+    per_page = bronze.groupBy(*PAGE_KEY).agg(F.count("*").alias("records"))
+    name = F.col("source_file")
+    return per_page.select(
         *PAGE_KEY,
         "records",
-        F.when(expects_next, F.coalesce(F.col("_collected"), F.lit(False))).alias("next_page_collected"),
+        F.concat_ws(
+            "-",
+            F.regexp_extract(name, FILE_NAME, 1),
+            F.regexp_extract(name, FILE_NAME, 2),
+            F.regexp_extract(name, FILE_NAME, 3),
+        ).alias("window"),
+        F.nullif(F.regexp_extract(name, FILE_NAME, 4), F.lit("")).alias("kind"),
+    )
+
+
+def windows(page_rows: DataFrame) -> DataFrame:
+    """One row per collected window under the cap: records in its pages and boundary files, and
+    the `total` its pages reported."""
+    own = page_rows.where(F.col("kind").isin("p", "b"))
+    return (
+        own.groupBy("window")
+        .agg(
+            F.sum("records").alias("records"),
+            F.max(F.when(F.col("kind") == "p", F.col("page_total"))).alias("window_total"),
+        )
+        .where(F.col("window_total").isNotNull() & (F.col("window_total") < TOTAL_CAP))
     )
 
 
 def measure(page_rows: DataFrame) -> list[Outcome]:
-    """The three outcomes from the page rows (one small aggregate, collected)."""
+    """The four outcomes from the page rows (two small aggregates, collected)."""
     counts = page_rows.agg(
         F.count(F.col("page_count")).alias("counted"),
         F.sum((F.col("page_count") != F.col("records")).cast("int")).alias("short"),
-        F.count(F.col("next_page_collected")).alias("chained"),
-        F.sum((~F.col("next_page_collected")).cast("int")).alias("broken"),
         F.count(F.col("page_total")).alias("totals"),
         F.sum((F.col("page_total") >= TOTAL_CAP).cast("int")).alias("capped"),
+        F.sum("records").alias("all_records"),
+        F.sum(F.when(F.col("kind") == "r", F.col("records"))).alias("late"),
     ).first()
+    window_counts = (
+        windows(page_rows)
+        .agg(
+            F.count("*").alias("windows"),
+            F.sum((F.col("records") < F.col("window_total")).cast("int")).alias("short_windows"),
+        )
+        .first()
+    )
 
-    def outcome(expectation: Expectation, elements: str, unexpected: str) -> Outcome:
-        return Outcome(expectation, int(counts[elements] or 0), int(counts[unexpected] or 0), ())
+    def outcome(expectation: Expectation, elements, unexpected) -> Outcome:
+        return Outcome(expectation, int(elements or 0), int(unexpected or 0), ())
 
     return [
-        outcome(PAGE_EVENTS, "counted", "short"),
-        outcome(SCROLL_CHAIN, "chained", "broken"),
-        outcome(WINDOW_CAP, "totals", "capped"),
+        outcome(PAGE_EVENTS, counts["counted"], counts["short"]),
+        outcome(WINDOW_EVENTS, window_counts["windows"], window_counts["short_windows"]),
+        outcome(WINDOW_CAP, counts["totals"], counts["capped"]),
+        outcome(LATE_EVENTS, counts["all_records"], counts["late"]),
     ]
 
 
@@ -100,7 +125,6 @@ def outcomes(store) -> list[Outcome]:
     if not store.exists(BRONZE):
         return []
     bronze = store.read(BRONZE)
-    missing = [c for c in PAGE_KEY if c not in bronze.columns]
-    for column in missing:  # a table landed before these page fields were kept
-        bronze = bronze.withColumn(column, F.lit(None).cast("string" if "id" in column else "long"))
+    for column in [c for c in PAGE_KEY if c not in bronze.columns]:  # a table older than the page fields
+        bronze = bronze.withColumn(column, F.lit(None).cast("long"))
     return measure(pages(bronze))

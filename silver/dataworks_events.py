@@ -9,6 +9,14 @@ kept too: their id is the hash of the record and the expectations report them.
 A CloudEvent whose data came as `data_base64` (the CloudEvents JSON format's member for data
 that is not JSON text, which some senders use for any data) gets the decoded text, written as
 Spark writes a `data` object, so the same event gives the same row either way.
+
+Identity. The CloudEvents spec makes `source` + `id` unique, not `id` alone, so `event_id` hashes
+both, with one exception that keeps existing warehouses' ids: DataWorks publishes every event
+under one source, `acs.dataworks`, and an event of that source (or of none: a Function Compute
+message's `messageId`) keeps the id it always had, the hash of its `id`. Rows already in silver
+keep their `event_id`, a re-delivered DataWorks event still meets its first copy, and an event of
+any other source with the same `id` is a different event (`deterministic_id("dataworks", source,
+id)`, which no `acs.dataworks` id can equal).
 """
 
 from __future__ import annotations
@@ -27,6 +35,9 @@ from silver.common import (
     epoch_millis_to_timestamp,
     lineage,
 )
+
+# The one source DataWorks OpenEvent publishes under: its events' ids stay the hash of `id` alone.
+DATAWORKS_SOURCE = "acs.dataworks"
 
 _ENVELOPE = (
     "id string, source string, specversion string, type string, time string, subject string, "
@@ -93,6 +104,11 @@ def _env(field: str, eventbridge: Column) -> Column:
 def _columns(eventbridge: Column) -> list[Column]:
     data = F.col("_data")
     cloud_event_id = F.when(eventbridge, F.col("_env.id")).otherwise(F.col("_fc.messageId"))
+    source = _env("source", eventbridge)
+    identity = F.when(
+        source.isNotNull() & (source != F.lit(DATAWORKS_SOURCE)),
+        deterministic_id(F.lit("dataworks"), source, cloud_event_id),
+    ).otherwise(deterministic_id(F.lit("dataworks"), cloud_event_id))
     event_type = _env("type", eventbridge)
     event_code = catalog.canonical_code_col(
         F.coalesce(
@@ -142,14 +158,14 @@ def _columns(eventbridge: Column) -> list[Column]:
         cast_error(block_business, "boolean", "data.blockBusiness"),
     )
     return [
-        F.when(cloud_event_id.isNotNull(), deterministic_id(F.lit("dataworks"), cloud_event_id))
+        F.when(cloud_event_id.isNotNull(), identity)
         .otherwise(deterministic_id(F.lit("dataworks"), F.coalesce("raw", "raw_base64")))
         .alias("event_id"),
         event_time.alias("event_time"),
         F.to_date(event_time).alias("event_date"),
         event_time_source.alias("event_time_source"),
         cloud_event_id.alias("cloud_event_id"),
-        _env("source", eventbridge).alias("source"),
+        source.alias("source"),
         event_type.alias("type"),
         _env("specversion", eventbridge).alias("spec_version"),
         _env("subject", eventbridge).alias("subject"),

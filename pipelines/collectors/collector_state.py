@@ -48,20 +48,36 @@ class CollectorState:
     scroll_id: str | None = None
     boundaries: list[int] = field(default_factory=list)
     paged: bool = False
+    reread: list[int] | None = None
+    recent_files: list[list] | None = None
+    first_start_ms: int | None = None
     version: int = FORMAT_VERSION
 
     @property
     def key(self) -> str:
         return collection_key(self.server, self.event_types)
 
-    def finish_window(self) -> None:
-        """The first planned window is done: everything before its end is collected."""
+    def finish_window(self, landed: list[str] | None = None) -> None:
+        """The first planned window is done: everything before its end is collected. `landed`:
+        the window's files, kept in `recent_files` for the re-reads."""
         start, end = self.windows.pop(0)
         self.collected_until_ms = end
+        self.remember([[name, end] for name in landed or []])
         self.page = 0
         self.scroll_id = None
         self.boundaries = []
         self.paged = False
+
+    def remember(self, files: list[list], overlap_ms: int | None = None) -> None:
+        """Add landed files (name, window end) to `recent_files`; with `overlap_ms`, drop those
+        no re-read can reach any more."""
+        known = {name for name, _ in self.recent_files or []}
+        self.recent_files = [*(self.recent_files or []), *(f for f in files if f[0] not in known)]
+        if overlap_ms is not None and self.collected_until_ms is not None:
+            reach = self.collected_until_ms - overlap_ms
+            if self.reread is not None:  # the re-read planned still needs its files
+                reach = min(reach, self.reread[0])
+            self.recent_files = [f for f in self.recent_files if f[1] > reach]
 
     def next_page(self, scroll_id: str, boundary_ms: int | None) -> None:
         """Page `page` of the first window was landed and ended at `boundary_ms`."""

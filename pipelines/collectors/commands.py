@@ -1,5 +1,5 @@
-"""`lakehouse collect datahub-audit`, `lakehouse collect datahub-kafka` and `lakehouse receive`: options
-and handlers.
+"""`lakehouse collect datahub-audit`, `collect datahub-kafka`, `collect openmetadata` and `lakehouse
+receive`: options and handlers.
 
 `add_commands(subparsers)` is the whole hook into the CLI. Each handler returns an exit code
 and reports a known failure in one line on stderr (`lakehouse collect: ...`).
@@ -18,6 +18,7 @@ from pipelines.core.config import Config, ConfigError, load_config
 
 AUDIT_SOURCE = "datahub_audit"
 ECE_SOURCE = "datahub_ece"
+OPENMETADATA_SOURCE = "openmetadata"
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -142,6 +143,55 @@ def cmd_collect_datahub_audit(args: argparse.Namespace) -> int:
         return 130 if failures == 0 else 1
 
 
+def cmd_collect_openmetadata(args: argparse.Namespace) -> int:
+    from pipelines.collectors.openmetadata import OpenMetadataPull, OpenMetadataSettings
+    from pipelines.collectors.openmetadata_state import StateError
+    from pipelines.collectors.retrying_http import AccessRefused, PullError
+    from pipelines.orchestration.schedule import next_tick
+
+    report = _stderr("lakehouse collect")
+    try:
+        config = _config(args)
+        section = dict(config.section("collectors")["openmetadata"])
+        if args.token_env:
+            section["token_env"] = args.token_env
+        settings = OpenMetadataSettings.from_section(_checked(section, "collectors.openmetadata"))
+    except ConfigError as exc:
+        report(f"config error: {exc}")
+        return 2
+    pull = OpenMetadataPull(
+        server=args.server,
+        landing=Path(args.landing).expanduser().resolve(),
+        folder_name=_source_folder(config, OPENMETADATA_SOURCE),
+        settings=settings,
+        token=os.environ.get(settings.token_env) or None,
+        subscriptions=list(args.subscription or []),
+        report=report,
+    )
+    failures = 0
+    try:
+        while True:
+            try:
+                summary = pull.collect(since=args.since)
+            except AccessRefused as exc:
+                report(str(exc))
+                return 1
+            except (PullError, StateError, OSError) as exc:
+                failures += 1
+                report(str(exc).splitlines()[0])
+                if args.every is None:
+                    return 1
+            else:
+                print(f"{summary.line()}  folder={pull.folder}", flush=True)
+            if args.every is None:
+                return 0
+            wake = next_tick(time.time(), args.every)
+            time.sleep(max(0.0, wake - time.time()))
+    except KeyboardInterrupt:
+        report("stopped")
+        return 130 if failures == 0 else 1
+
+
 def cmd_collect_datahub_kafka(args: argparse.Namespace) -> int:
     import signal
 
@@ -257,6 +307,34 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--every", type=_interval, metavar="INTERVAL", help="collect again on every tick, e.g. 15m"
     )
     audit.set_defaults(func=cmd_collect_datahub_audit)
+
+    openmetadata = sources.add_parser(
+        "openmetadata",
+        help="pull the OpenMetadata change events the receiver missed into <landing>/openmetadata/, resumably",
+    )
+    openmetadata.add_argument(
+        "--server", required=True, help="OpenMetadata base URL, e.g. http://openmetadata:8585"
+    )
+    openmetadata.add_argument("--landing", required=True, help="landing folder")
+    openmetadata.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
+    openmetadata.add_argument(
+        "--token-env",
+        metavar="NAME",
+        help="environment variable with the bot's JWT (default OPENMETADATA_TOKEN)",
+    )
+    openmetadata.add_argument(
+        "--since", type=_moment, metavar="ISO", help="start of the first pull (default: a day ago)"
+    )
+    openmetadata.add_argument(
+        "--subscription",
+        action="append",
+        metavar="NAME",
+        help="also land this alert's failed deliveries (repeatable; servers with the failed-events API)",
+    )
+    openmetadata.add_argument(
+        "--every", type=_interval, metavar="INTERVAL", help="pull again on every tick, e.g. 15m"
+    )
+    openmetadata.set_defaults(func=cmd_collect_openmetadata)
 
     kafka = sources.add_parser(
         "datahub-kafka",

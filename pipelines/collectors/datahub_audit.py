@@ -15,6 +15,14 @@ skipped by the server. The collector therefore reads each millisecond where a pa
 as a window of its own in one request, and lands the events of it that no page of the window
 held (by the identity silver's `event_id` hashes) as `...-b<ms>.json`.
 
+Late-indexed events. The search reads an index fed through Kafka: an event can appear minutes
+after its timestamp, after a collect already read its time. So every collect that moves on also
+reads the `overlap_minutes` behind its old position again, whole (one request of up to 10,000
+events per part, halved while a part reaches the cap), and lands the events that no landed file
+of that time holds as `...-r.json`. How many it finds is the measure of DataHub's indexing lag
+(`audit_late_indexed_events` in `ops.dq_results`); silver's `event_id` removes any event landed
+twice. An event indexed later than the overlap is still missed: raise `overlap_minutes` then.
+
 Every request is retried on 429 and 503 (waiting `Retry-After`), other 5xx and connection errors, with
 exponential backoff bounded by `max_backoff_seconds`, up to `max_attempts`; 401/403 stop at once
 with a one-line reason. The bearer token is read from an environment variable and only ever
@@ -28,6 +36,7 @@ import email.utils
 import fcntl
 import json
 import random
+import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -44,11 +53,16 @@ from pipelines.collectors.collector_state import (
     state_path,
 )
 from pipelines.collectors.landing_writer import write_atomically
+from pipelines.collectors.loss_log import LossLog
 from silver.datahub_audit_events import EVENT_IDENTITY
 
 SEARCH_PATH = "/openapi/v1/events/audit/search"
 DAY_MS = 86_400_000
 MAX_WINDOW_RESTARTS = 3  # a server that refuses every scroll position stops the collect instead
+MINUTE_MS = 60_000
+SOURCE = "datahub_audit"
+COLLECTOR = "collect-datahub-audit"
+FILE_NAME = re.compile(r"^audit-(?P<key>[0-9a-f]+)-(?P<start>\d+)-(?P<end>\d+)-[pbr]")
 
 
 class CollectError(Exception):
@@ -70,6 +84,7 @@ class AuditSettings:
     token_env: str = "DATAHUB_TOKEN"
     page_size: int = 1000
     settle_seconds: int = 60
+    overlap_minutes: float = 15
     total_cap: int = 10_000
     max_attempts: int = 8
     backoff_seconds: float = 0.5
@@ -89,6 +104,7 @@ class CollectSummary:
     splits: int = 0
     recovered: int = 0
     boundary_events: int = 0
+    late_events: int = 0
     collected_until_ms: int | None = None
 
 
@@ -210,6 +226,11 @@ def boundary_file_name(state: CollectorState, window: list[int], boundary_ms: in
     return f"audit-{state.key}-{start}-{end}-b{boundary_ms}.json"
 
 
+def reread_file_name(state: CollectorState, window: list[int]) -> str:
+    start, end = window
+    return f"audit-{state.key}-{start}-{end}-r.json"
+
+
 def event_identity(event: dict) -> tuple:
     return tuple(json.dumps(event.get(field), sort_keys=True) for field in EVENT_IDENTITY)
 
@@ -266,14 +287,16 @@ class DataHubAuditCollector:
         self.report = report
         self.sleep = sleep
         self.clock = clock
+        self.losses = LossLog(landing, COLLECTOR)
 
     def _body(self) -> dict:
         return {"eventTypes": self.event_types, "entityTypes": [], "aspectTypes": [], "actorUrns": []}
 
     def collect(self, since: dt.datetime | None = None, until: dt.datetime | None = None) -> CollectSummary:
         """Finish the collection in progress, then collect from where the state ends up to `until`
-        (default: now less `settle_seconds`); the first collection starts at `since` (default:
-        one day ago, the API's own default window)."""
+        (default: now less `settle_seconds`) and read the overlap behind the old position again;
+        the first collection starts at `since` (default: one day ago, the API's own default
+        window). A collect that stops is counted in the loss log (`ops.collector_losses`)."""
         self.state_file.parent.mkdir(parents=True, exist_ok=True)
         with open(self.state_file.with_suffix(".lock"), "a") as lock:
             try:
@@ -282,13 +305,25 @@ class DataHubAuditCollector:
                 raise CollectError(
                     f"another collect of this server and filter is running ({lock.name})"
                 ) from None
-            return self._collect(since, until)
+            try:
+                return self._collect(since, until)
+            except CollectError as exc:
+                self.losses.record(SOURCE, "stopped", str(exc).splitlines()[0])
+                raise
+            finally:
+                self.losses.flush()
+
+    @property
+    def overlap_ms(self) -> int:
+        return int(self.settings.overlap_minutes * MINUTE_MS)
 
     def _collect(self, since: dt.datetime | None, until: dt.datetime | None) -> CollectSummary:
         summary = CollectSummary()
         for leftover in self.folder.glob(f"_audit-{collection_key(self.server, self.event_types)}-*.part"):
             leftover.unlink()  # a killed run's unfinished page: it is fetched again
         state = load_state(self.state_file, self.server, self.event_types)
+        if state.recent_files is None:
+            self._find_recent_files(state)
         recover(self.folder, self.state_file, state, summary)
         now_ms = int(self.clock() * 1000)
         end_ms = now_ms - self.settings.settle_seconds * 1000
@@ -297,19 +332,101 @@ class DataHubAuditCollector:
         client = AuditSearchClient(self.server, self.token, self.settings, self.report, self.sleep)
         try:
             self._page_windows(client, state, summary)
+            self._reread(client, state, summary)
             start_ms = state.collected_until_ms
             if start_ms is None:
                 start_ms = to_ms(since) if since is not None else now_ms - DAY_MS
+                state.first_start_ms = start_ms
             elif since is not None and to_ms(since) > start_ms:
                 start_ms = to_ms(since)  # a later --since skips ahead; an earlier one never re-collects
             if end_ms > start_ms:
+                if state.collected_until_ms is not None and self.overlap_ms > 0:
+                    first = state.first_start_ms if state.first_start_ms is not None else 0
+                    reread_start = max(first, state.collected_until_ms - self.overlap_ms)
+                    if reread_start < state.collected_until_ms:
+                        state.reread = [reread_start, state.collected_until_ms]
                 _plan(state, start_ms, end_ms)
                 save_state(self.state_file, state)
                 self._page_windows(client, state, summary)
+                self._reread(client, state, summary)
         finally:
             client.close()
         summary.collected_until_ms = state.collected_until_ms
         return summary
+
+    def _landed_names(self, state: CollectorState, window: list[int]) -> list[str]:
+        start, end = window
+        return sorted(p.name for p in self.folder.glob(f"audit-{state.key}-{start}-{end}-*.json"))
+
+    def _find_recent_files(self, state: CollectorState) -> None:
+        """A state written before files were tracked: find by name the files a re-read may need."""
+        reach = (state.collected_until_ms or 0) - self.overlap_ms
+        found = []
+        for path in self.folder.glob(f"audit-{state.key}-*.json"):
+            match = FILE_NAME.match(path.name)
+            if match and int(match["end"]) > reach:
+                found.append([path.name, int(match["end"])])
+        state.recent_files = sorted(found)
+
+    def _reread(self, client: AuditSearchClient, state: CollectorState, summary: CollectSummary) -> None:
+        """Read the planned overlap again and land the events no landed file of that time holds."""
+        if state.reread is None:
+            return
+        window = state.reread
+        start, end = window
+        name = reread_file_name(state, window)
+        if not (self.folder / name).exists():
+            events = self._read_whole(client, start, end)
+            held = Counter(
+                event_identity(event)
+                for landed, _ in state.recent_files or []
+                if (self.folder / landed).exists()
+                for event in json.loads((self.folder / landed).read_bytes()).get("usageEvents") or []
+                if isinstance(event, dict)
+                and isinstance(event.get("timestamp"), int)
+                and start <= event["timestamp"] < end
+            )
+            late = []
+            for event in events:
+                identity = event_identity(event)
+                if held[identity]:
+                    held[identity] -= 1
+                else:
+                    late.append(event)
+            if late:
+                document = {"count": len(late), "usageEvents": late}
+                write_atomically(self.folder / name, json.dumps(document).encode("utf-8"))
+                summary.pages += 1
+                summary.events += len(late)
+                summary.late_events += len(late)
+                self.report(f"{iso(start)}..{iso(end)} read again: {len(late)} events indexed late -> {name}")
+        if (self.folder / name).exists():
+            state.remember([[name, end]])
+        state.reread = None
+        state.remember([], self.overlap_ms)
+        save_state(self.state_file, state)
+
+    def _read_whole(self, client: AuditSearchClient, start: int, end: int) -> list[dict]:
+        """Every event of `[start, end)`, each part in one request (no page boundary to skip
+        ties at), halved while a part reaches the cap."""
+        raw = client.search(start, end, None, self._body(), size=self.settings.total_cap)
+        try:
+            page = json.loads(raw)
+            events = [e for e in page.get("usageEvents") or [] if isinstance(e, dict)]
+            total = page.get("total") or 0
+        except (ValueError, AttributeError):
+            raise CollectError(f"the events of {iso(start)}..{iso(end)} are not a JSON page") from None
+        if total >= self.settings.total_cap:
+            if end - start > 1:
+                middle = start + (end - start) // 2
+                return self._read_whole(client, start, middle) + self._read_whole(client, middle, end)
+            self._incomplete(start, total)
+        return events
+
+    def _incomplete(self, at: int, total: int) -> None:
+        reason = f"{iso(at)} holds {total} events or more: the API cannot return all of them"
+        self.report(reason)
+        self.losses.record(SOURCE, "incomplete", reason)
 
     def _page_windows(
         self, client: AuditSearchClient, state: CollectorState, summary: CollectSummary
@@ -323,7 +440,8 @@ class DataHubAuditCollector:
                     self._read_boundary(client, state, window, state.boundaries[0], summary)
                     state.boundaries.pop(0)
                     save_state(self.state_file, state)
-                state.finish_window()
+                state.finish_window(self._landed_names(state, window))
+                state.remember([], self.overlap_ms)
                 summary.windows += 1
                 save_state(self.state_file, state)
                 continue
@@ -356,6 +474,8 @@ class DataHubAuditCollector:
                 summary.splits += 1
                 save_state(self.state_file, state)
                 continue
+            if state.page == 0 and total >= self.settings.total_cap:
+                self._incomplete(start, total)  # one millisecond at the cap: it cannot be split
             name = page_file_name(state, window, state.page)
             if events and not (self.folder / name).exists():
                 write_atomically(self.folder / name, raw)
@@ -385,7 +505,7 @@ class DataHubAuditCollector:
         except (ValueError, AttributeError):
             raise CollectError(f"the events of {iso(at)} are not a JSON page") from None
         if len(events) >= self.settings.total_cap:
-            self.report(f"{iso(at)} holds {len(events)} events or more: the API cannot return all of them")
+            self._incomplete(at, len(events))
         held = Counter(
             event_identity(event)
             for landed in self.folder.glob(f"audit-{state.key}-{window[0]}-{window[1]}-p*.json")

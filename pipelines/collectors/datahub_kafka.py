@@ -13,7 +13,8 @@ a duplicate that silver removes by `event_id`.
 An unreachable registry is retried with backoff (`max_attempts`), then the collect stops
 without committing; a schema id the registry does not know, or a value that is not a framed
 PlatformEvent, lands as an undecodable record that silver quarantines. SIGTERM or Ctrl-C lands
-and commits what is pending, prints what was collected and exits 0.
+and commits what is pending, prints what was collected and exits 0. A collect that stops is
+counted in the collectors' loss log (`ops.collector_losses`, status `stopped`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import fastavro
 import requests
 
 from pipelines.collectors.landing_writer import BatchFileWriter
+from pipelines.collectors.loss_log import LossLog
 from pipelines.collectors.platform_event import PLATFORM_EVENT_SCHEMA, Undecodable, landing_line
 from pipelines.runtime import faults
 
@@ -147,6 +149,7 @@ class DataHubKafkaCollector:
         self.settings = settings
         self.registry = SchemaRegistry(schema_registry, settings, report)
         self.report = report
+        self.losses = LossLog(landing, "collect-datahub-kafka")
         self.summary = KafkaSummary()
         self._lines: list[bytes] = []
         self._offsets: dict[tuple[str, int], int] = {}
@@ -165,6 +168,16 @@ class DataHubKafkaCollector:
         return Consumer(config)
 
     def run(self, stop: Callable[[KafkaSummary], bool]) -> KafkaSummary:
+        """Consume until `stop(summary)`; a stop on an error is counted in the loss log, then raised."""
+        try:
+            return self._run(stop)
+        except KafkaCollectError as exc:
+            self.losses.record("datahub_ece", "stopped", str(exc).splitlines()[0])
+            raise
+        finally:
+            self.losses.flush()
+
+    def _run(self, stop: Callable[[KafkaSummary], bool]) -> KafkaSummary:
         from confluent_kafka import KafkaException
 
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -1,48 +1,60 @@
 """`lakehouse receive`: an HTTP endpoint the catalogs push change events to, landing each durably.
 
-Routes (aiohttp): `POST /openmetadata` (OpenMetadata's Generic Webhook: one ChangeEvent per
-request, POST or PUT as the webhook's `httpMethod` says), `POST /dataworks` (DataWorks OpenEvent
-through EventBridge: a CloudEvent in structured mode, or in binary mode with `ce-*` headers,
-percent-decoded as the CloudEvents HTTP binding says and turned into the structured form so
-bronze sees one shape), `POST /datahub` (DataHub entity change events, bare, in a DataHub
-Actions envelope or as a PlatformEvent), `GET /health`.
+Routes (aiohttp): `POST /openmetadata` (or PUT, as the webhook's `httpMethod` says), `POST
+/dataworks`, `POST /datahub`, `GET /health`. Every form the supported senders use
+(`wire_forms`): OpenMetadata's single ChangeEvent (1.3 on) and its batches (1.2 and older:
+`{"data": [...], "paging": ...}`, or a bare array), split into one record per event after the
+signature was checked over the whole body; CloudEvents by `Content-Type` as the HTTP binding says
+(structured `application/cloudevents+json`, batched `application/cloudevents-batch+json`, else
+binary mode when `ce-specversion` is present, its `ce-*` values unquoted and percent-decoded and
+turned into the structured form so bronze sees one shape); DataHub entity change events bare, in
+an Actions envelope or as a PlatformEvent.
 
-A 200 answer means the body is in a landing file under its final name, fsynced: bodies are
-grouped into batch files per source (`landing_writer.BatchFileWriter`), a batch is written when
-it reaches `batch_max_bytes` or its first body has waited `batch_max_seconds`, and every request
-of the batch is answered after the rename. A killed receiver therefore loses only unanswered
-requests, which the sender retries. A body that is not JSON is landed all the same (bronze
-marks it corrupt and silver quarantines it, so it is seen); an empty body gets 400, a body over
-`max_body_bytes` 413. When the environment variable named by `secret_env` is set, a request
+A 200 answer means every record of the body is in a landing file under its final name, fsynced:
+records are grouped into batch files per source (`landing_writer.BatchFileWriter`), a batch is
+written when it reaches `batch_max_bytes` or its first record has waited `batch_max_seconds`,
+and every request of the batch is answered after the rename. A body that is not JSON is landed
+all the same (bronze marks it corrupt and silver quarantines it, so it is seen). Refusals: an
+empty body or an unreadable `ce-*` / `Content-Type` header (not UTF-8, not percent-encoded UTF-8)
+400 with the reason, a body over `max_body_bytes` 413 saying the limit and the setting, a missing
+secret or signature 401, a landing folder that cannot be written 503. A sender that does not
+retry loses what is refused, so every refusal is also counted in the collectors' loss log
+(`loss_log`), written every `loss_log_seconds` and at shutdown, which the warehouse shows in
+`ops.collector_losses`. When the environment variable named by `secret_env` is set, a request
 must carry the secret (`Authorization: Bearer <secret>` or `X-Lakehouse-Secret`), or on
 `/openmetadata` an `X-OM-Signature` that is the HMAC-SHA256 of the body under the secret (the
-webhook's `secretKey`); others get 401. SIGTERM or Ctrl-C stops accepting, answers the requests
-in flight once their batch is landed, and exits.
+webhook's `secretKey`). SIGTERM or Ctrl-C stops accepting, answers the requests in flight once
+their batch is landed, and exits.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import hmac
-import json
 import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote
 
 from aiohttp import web
 
 from pipelines.collectors.landing_writer import BatchFileWriter
+from pipelines.collectors.loss_log import LossLog
 from pipelines.collectors.openmetadata_signature import is_test_message, signature_matches
+from pipelines.collectors.wire_forms import (
+    InvalidHeader,
+    dataworks_records,
+    openmetadata_records,
+    parses_as_json,
+)
 
 ROUTES = {"/openmetadata": "openmetadata", "/dataworks": "dataworks", "/datahub": "datahub_ece"}
-CLOUDEVENTS_HEADER_PREFIX = "ce-"
 SIGNATURE_HEADER = "X-OM-Signature"
 SECRET_HEADER = "X-Lakehouse-Secret"
 BATCHERS = web.AppKey("batchers", dict)
+LOSSES = web.AppKey("losses", LossLog)
+COLLECTOR = "receiver"
 
 
 @dataclass(frozen=True)
@@ -51,9 +63,10 @@ class ReceiverSettings:
 
     host: str = "127.0.0.1"
     port: int = 8765
-    max_body_bytes: int = 1_048_576
+    max_body_bytes: int = 16_777_216
     batch_max_bytes: int = 4_194_304
     batch_max_seconds: float = 0.05
+    loss_log_seconds: float = 5.0
     secret_env: str = "LAKEHOUSE_RECEIVER_SECRET"
 
     @classmethod
@@ -62,7 +75,7 @@ class ReceiverSettings:
 
 
 class Batcher:
-    """Groups one source's bodies into batch files; `land` returns once its body is durable."""
+    """Groups one source's records into batch files; `land` returns once its records are durable."""
 
     def __init__(self, writer: BatchFileWriter, max_bytes: int, max_seconds: float) -> None:
         self.writer = writer
@@ -76,15 +89,20 @@ class Batcher:
         self.bodies = 0
         self.files = 0
 
-    async def land(self, body: bytes, parses: bool) -> None:
-        future = asyncio.get_running_loop().create_future()
-        self._pending.append((body, parses, future))
-        self._pending_bytes += len(body) + 1
+    async def land(self, records: list[bytes]) -> None:
+        """Land the records of one request (in one batch), returning once they are durable."""
+        loop = asyncio.get_running_loop()
+        futures = []
+        for record in records:
+            future = loop.create_future()
+            self._pending.append((record, parses_as_json(record), future))
+            self._pending_bytes += len(record) + 1
+            futures.append(future)
         if self._pending_bytes >= self.max_bytes:
             self._close_batch()
         elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self.max_seconds, self._close_batch)
-        await future
+            self._timer = loop.call_later(self.max_seconds, self._close_batch)
+        await asyncio.gather(*futures)
 
     def _close_batch(self) -> None:
         if self._timer is not None:
@@ -121,45 +139,6 @@ class Batcher:
         await self._flusher
 
 
-def parses_as_json(body: bytes) -> bool:
-    try:
-        json.loads(body)
-    except (ValueError, RecursionError):
-        return False
-    return True
-
-
-class InvalidCloudEvent(ValueError):
-    """A binary-mode CloudEvent whose `ce-*` header cannot be read; the message names it."""
-
-
-def cloudevent_header_value(name: str, value: str) -> str:
-    """A `ce-*` header's value percent-decoded as UTF-8, as the CloudEvents HTTP binding says
-    (a sender percent-encodes space, `"`, `%` and everything outside printable ASCII)."""
-    try:
-        return unquote(value, encoding="utf-8", errors="strict")
-    except UnicodeDecodeError:
-        raise InvalidCloudEvent(f"header {name} is not percent-encoded UTF-8") from None
-
-
-def structured_cloudevent(headers, body: bytes) -> bytes:
-    """A binary-mode CloudEvent (attributes in `ce-*` headers, data in the body) in structured
-    JSON form: the attributes (percent-decoded) as members, `datacontenttype` from Content-Type,
-    and `data` the body when it is JSON, else `data_base64` (as the CloudEvents JSON format says)."""
-    event: dict[str, object] = {}
-    for name, value in headers.items():
-        lowered = name.lower()
-        if lowered.startswith(CLOUDEVENTS_HEADER_PREFIX):
-            event[lowered[len(CLOUDEVENTS_HEADER_PREFIX) :]] = cloudevent_header_value(name, value)
-    if headers.get("Content-Type"):
-        event["datacontenttype"] = headers["Content-Type"]
-    try:
-        event["data"] = json.loads(body)
-    except (ValueError, RecursionError):
-        event["data_base64"] = base64.b64encode(body).decode("ascii")
-    return json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
 def header_bytes(value: str) -> bytes:
     """A header value as bytes for a constant-time comparison, whatever characters it holds
     (aiohttp hands bytes that are not UTF-8 over as surrogate escapes; they must not raise)."""
@@ -178,12 +157,32 @@ def _secret_given(request: web.Request, secret: str) -> bool:
     return any(c and hmac.compare_digest(header_bytes(c), expected) for c in candidates)
 
 
+def too_large(limit: int, size: int | None) -> str:
+    told = f"a body of {size} bytes" if size is not None else "the body"
+    return (
+        f"{told} is over the receiver's limit of {limit} bytes (collectors.receiver.max_body_bytes); "
+        "raise the limit: nothing was landed"
+    )
+
+
 def build_app(
     landing: Path, folders: dict[str, str], settings: ReceiverSettings, secret: str | None
 ) -> web.Application:
     """The aiohttp application; `folders` maps each source to its landing folder name."""
     app = web.Application(client_max_size=settings.max_body_bytes)
     batchers: dict[str, Batcher] = {}
+    losses = LossLog(landing, COLLECTOR)
+
+    async def flush_losses_every_while(app: web.Application):
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(settings.loss_log_seconds)
+                await asyncio.to_thread(_flush_quietly, losses)
+
+        task = asyncio.get_running_loop().create_task(loop())
+        yield
+        task.cancel()
+        await asyncio.to_thread(losses.flush)
 
     async def start_batchers(app: web.Application) -> None:
         for source in ROUTES.values():
@@ -196,30 +195,44 @@ def build_app(
         for batcher in batchers.values():
             await batcher.close()
 
+    def refused(source: str, status: int, reason: str, answer: str | None = None) -> web.Response:
+        losses.record(source, status, reason)
+        return web.json_response({"error": answer or reason}, status=status)
+
     def receive(source: str, path: str) -> Callable:
         async def handler(request: web.Request) -> web.Response:
             authorized = secret is None or _secret_given(request, secret)
             if not authorized and not (path == "/openmetadata" and request.headers.get(SIGNATURE_HEADER)):
-                return web.json_response({"error": "missing or wrong secret"}, status=401)
-            body = await request.read()  # over client_max_size: 413 from aiohttp
+                return refused(source, 401, "missing or wrong secret")
+            if request.content_length is not None and request.content_length > settings.max_body_bytes:
+                return refused(source, 413, too_large(settings.max_body_bytes, request.content_length))
+            try:
+                body = await request.read()
+            except web.HTTPRequestEntityTooLarge:
+                return refused(source, 413, too_large(settings.max_body_bytes, None))
             if not authorized and not signature_matches(
                 secret, body, header_bytes(request.headers[SIGNATURE_HEADER])
             ):
-                return web.json_response({"error": f"{SIGNATURE_HEADER} does not match the body"}, status=401)
+                return refused(source, 401, f"{SIGNATURE_HEADER} does not match the body")
             if not body.strip():
-                return web.json_response({"error": "empty body"}, status=400)
+                return refused(source, 400, "empty body")
             if path == "/openmetadata" and is_test_message(body):
                 return web.json_response({"landed": False, "test_message": True}, status=200)
-            if path == "/dataworks" and request.headers.get("ce-specversion"):
-                try:
-                    body = structured_cloudevent(request.headers, body)
-                except InvalidCloudEvent as exc:
-                    return web.json_response({"error": str(exc)}, status=400)
             try:
-                await batchers[source].land(body, parses_as_json(body))
+                if path == "/openmetadata":
+                    records = openmetadata_records(body)
+                elif path == "/dataworks":
+                    records = dataworks_records(request.headers, body)
+                else:
+                    records = [body]
+            except InvalidHeader as exc:
+                return refused(source, 400, str(exc))
+            try:
+                await batchers[source].land(records)
             except OSError as exc:
+                losses.record(source, 503, f"not landed: {exc.strerror}", len(records))
                 return web.json_response({"error": f"not landed: {exc.strerror}"}, status=503)
-            return web.json_response({"landed": True}, status=200)
+            return web.json_response({"landed": True, "records": len(records)}, status=200)
 
         return handler
 
@@ -233,8 +246,18 @@ def build_app(
     app.router.add_get("/health", health)
     app.on_startup.append(start_batchers)
     app.on_cleanup.append(stop_batchers)
+    app.cleanup_ctx.append(flush_losses_every_while)
     app[BATCHERS] = batchers
+    app[LOSSES] = losses
     return app
+
+
+def _flush_quietly(losses: LossLog) -> None:
+    """A periodic flush that cannot write keeps the counts for the next one (`LossLog.flush`)."""
+    try:
+        losses.flush()
+    except OSError:
+        pass
 
 
 async def serve(

@@ -30,6 +30,7 @@ from pipelines.executors import bronze, gold, silver
 from pipelines.landing.folder_marks import TABLE as LANDING_FOLDERS
 from pipelines.landing.ingestion_log import TABLE as INGESTION_LOG
 from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS, record_run, write_bookkeeping
+from pipelines.ops.collector_losses import load_collector_losses
 from pipelines.ops.compaction import TableCompaction, compact_after_run
 from pipelines.orchestration.admission import Start, admission_for
 from pipelines.orchestration.failure import one_line_reason
@@ -117,6 +118,8 @@ def run_pipeline(
         store.prefetch(_tables_of(tasks, config))
         try:
             failed = _run_graph(ctx, tasks, config.section("run")["parallel_tasks"], summary)
+            if "bronze" in layers:  # the collectors' refusals, beside landing, into ops.collector_losses
+                load_collector_losses(ctx)
         finally:
             write_bookkeeping(ctx)
         if failed:

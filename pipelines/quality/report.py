@@ -31,6 +31,7 @@ from pipelines.quality.report_data import (
     NOT_EVALUATED,
     WORST_FIRST,
     Run,
+    collector_losses,
     dq_runs,
     layer_of,
     quarantine_counts,
@@ -44,6 +45,7 @@ from pipelines.quality.report_trend import trend_svg
 from pipelines.store import TableStore
 
 QUARANTINE = "silver.quarantine"
+COLLECTOR_LOSSES = "ops.collector_losses"
 DEFAULT_LAST_RUNS = 10
 MEANING = {"fail": "the run stops", "drop": "failing rows go to silver.quarantine", "warn": "recorded only"}
 
@@ -430,6 +432,31 @@ def landing_section(files: list[dict]) -> str:
     )
 
 
+def losses_section(losses: list[dict]) -> str:
+    head = '<section id="collector-losses"><h2>Refused or not collected by the collectors</h2>'
+    if not losses:
+        return (
+            head
+            + '<p class="muted">The collectors refused nothing and collected everything they were asked.</p></section>'
+        )
+    rows = "".join(
+        f'<tr><td>{e(x["collector"])}</td><td>{e(x["source"])}</td><td class="status bad">{e(x["status"])}</td>'
+        f'<td>{e(x["reason"])}</td><td class="num">{_num(x["count"])}</td><td>{e(_when(x["first_at"]))}</td>'
+        f"<td>{e(_when(x['last_at']))}</td></tr>"
+        for x in losses
+    )
+    return (
+        head + "<p>Requests the receiver refused and pulls that stopped or could not read everything "
+        "(<code>ops.collector_losses</code>). A sender that does not retry loses what was refused: run "
+        "the source's catch-up pull (<code>lakehouse collect openmetadata</code>) over that time.</p>"
+        + _scroll(
+            '<table class="collector-losses"><thead><tr><th>Collector</th><th>Source</th><th>Status</th>'
+            f"<th>Reason</th><th>Count</th><th>First</th><th>Last</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+        + "</section>"
+    )
+
+
 def runs_section(runs: list[tuple[str, list[dict]]], bronze_tables: dict[str, str]) -> str:
     head = '<section id="reconciliation"><h2>Runs and reconciliation</h2>'
     if not runs:
@@ -491,6 +518,7 @@ def build_report(
     """The report's HTML for the warehouse of `store`."""
     dq, quarantine, runs_df = (_read(store, n) for n in (DQ_RESULTS, QUARANTINE, RUNS))
     landing_log = _read(store, ingestion_log.TABLE)
+    losses = _read(store, COLLECTOR_LOSSES)
     runs_by_table = dq_runs(dq, last_runs) if dq is not None else {}
     counts = quarantine_counts(quarantine) if quarantine is not None else None
     runs = recent_runs(runs_df, last_runs) if runs_df is not None else []
@@ -509,6 +537,7 @@ def build_report(
             + expectations_section(runs_by_table, counts)
             + quarantine_section(counts, warehouse)
             + landing_section(unread_files(landing_log) if landing_log is not None else [])
+            + losses_section(collector_losses(losses) if losses is not None else [])
             + runs_section(runs, bronze_tables or {})
         )
     return (

@@ -2,8 +2,9 @@
 runs' rows and per-reason counts reach the driver.
 
 `ops.dq_results` (each rule's outcome per table and run), `silver.quarantine` (rejected rows
-and why), `ops.runs` (row counts that must reconcile) and `ops.ingestion_log` (landing files
-that could not be read, or only in part).
+and why), `ops.runs` (row counts that must reconcile), `ops.ingestion_log` (landing files
+that could not be read, or only in part) and `ops.collector_losses` (what the collectors refused
+or could not collect).
 """
 
 from __future__ import annotations
@@ -144,6 +145,21 @@ def unread_files(log: DataFrame) -> list[dict]:
             "logged_at",
         )
         .orderBy(F.desc("logged_at"), "source", "path")
+    )
+    return [row.asDict() for row in rows.collect()]
+
+
+def collector_losses(losses: DataFrame) -> list[dict]:
+    """What the collectors refused or could not collect, per collector, source, status and reason:
+    how many, first and last seen; the most recent first."""
+    rows = (
+        losses.groupBy("collector", "source", "status", "reason")
+        .agg(
+            F.sum("count").alias("count"),
+            F.min("first_at").alias("first_at"),
+            F.max("last_at").alias("last_at"),
+        )
+        .orderBy(F.desc("last_at"), "collector", "source", "status")
     )
     return [row.asDict() for row in rows.collect()]
 

@@ -131,6 +131,21 @@ def test_cloud_event_id_is_hashed(spark, cloud_event):
     assert cloud_event.event_id == expected.first()[0]
 
 
+def test_the_identity_is_source_and_id_and_dataworks_own_events_keep_their_ids(spark, cloud_event):
+    other = {**INSTANCE_STATUS, "source": "acs.eventbridge.test"}
+    sourceless = {k: v for k, v in INSTANCE_STATUS.items() if k != "source"}
+    rows = dataworks_events.transform(bronze_frame(spark, [INSTANCE_STATUS, other, sourceless])).collect()
+    ids = {row.source: row.event_id for row in rows}
+    legacy = (
+        spark.range(1).select(deterministic_id(F.lit("dataworks"), F.lit(INSTANCE_STATUS["id"]))).first()[0]
+    )
+    with_source = spark.range(1).select(
+        deterministic_id(F.lit("dataworks"), F.lit("acs.eventbridge.test"), F.lit(INSTANCE_STATUS["id"]))
+    )
+    assert ids == {"acs.dataworks": legacy, None: legacy, "acs.eventbridge.test": with_source.first()[0]}
+    assert cloud_event.event_id == legacy  # the id a warehouse built before holds
+
+
 def test_function_compute_message(fc_message):
     row = fc_message
     assert row.delivery == "function_compute"

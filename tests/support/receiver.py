@@ -62,6 +62,18 @@ def landed_files(landing: Path, folder: str) -> list[Path]:
     return [Path(f.path) for f in discover(landing / folder)]
 
 
+def logged_losses(landing: Path) -> Counter:
+    """The collectors' loss log beside `landing`: counts by (source, status, reason)."""
+    from pipelines.collectors.loss_log import LOG_FOLDER
+
+    counts: Counter = Counter()
+    for path in sorted((landing / LOG_FOLDER).glob("[!_]*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            counts[(entry["source"], entry["status"], entry["reason"])] += entry["count"]
+    return counts
+
+
 def landed_lines(landing: Path, folder: str) -> Counter:
     lines: Counter = Counter()
     for path in landed_files(landing, folder):

@@ -12,6 +12,9 @@ ascending; a full page (`size` hits) carries a `nextScrollId` encoding its last 
 and the next request continues strictly after them (search-after), with the window and filter of
 that request. So events that tie on all three sort keys across a page boundary are skipped, as
 DataHub's own server skips them; a client must not rely on the scroll alone there.
+Indexing lag: DataHub's audit search reads an Elasticsearch index fed through Kafka, so an event
+is searchable only once indexed. `add_events(times, indexed_at_ms=...)` indexes events at a later
+moment of the index clock `index_now` (ms); until then no search shows them.
 `faults` scripts answers by request number (e.g. `{3: (503, None), 7: (429, "1")}`) to test
 retries; `served` records every page answered as (start, end, after, count), `after` the sort
 values it continued from (None for a first page), for "no page twice" checks.
@@ -73,17 +76,21 @@ class StandInAuditServer:
         self.requests = 0
         self.served: list[tuple[int, int, tuple | None, int]] = []  # (start, end, after, count) per page
         self.statuses: list[int] = []
+        self.indexed_at: dict[str, int] = {}
+        self.index_now = lambda: int(time.time() * 1000)
         self.authorizations: list[str | None] = []
         self.lock = threading.Lock()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
-    def add_events(self, timestamps_ms: list[int]) -> list[dict]:
-        """Index new events at these times; returns them."""
+    def add_events(self, timestamps_ms: list[int], indexed_at_ms: int | None = None) -> list[dict]:
+        """New events at these times, indexed at once or at `indexed_at_ms` of `index_now`; returns them."""
         with self.lock:
             start = len(self.events)
             added = [audit_event(start + i, t) for i, t in enumerate(timestamps_ms)]
+            if indexed_at_ms is not None:
+                self.indexed_at.update((e["telemetryTraceId"], indexed_at_ms) for e in added)
             self.events = sorted(self.events + added, key=sort_values)
         return added
 
@@ -109,7 +116,8 @@ class StandInAuditServer:
             except (ValueError, KeyError, TypeError):
                 return 400, {"error": "unreadable scrollId"}
         with self.lock:
-            events = list(self.events)
+            indexed_by = self.index_now()
+            events = [e for e in self.events if self.indexed_at.get(e["telemetryTraceId"], 0) <= indexed_by]
         matching = [e for e in events if start <= e["timestamp"] < end and _matches(e, body)]
         remaining = [e for e in matching if after is None or sort_values(e) > after]
         page = remaining[:size]

@@ -192,3 +192,21 @@ def test_ten_thousand_events_survive_a_kill_between_landing_and_commit_each_once
     counts = reconciliation(store)["datahub_ece"]
     assert counts["rows_in"] == 10_000 + duplicates and counts["rows_duplicate"] == duplicates
     assert counts["rows_quarantined"] == 0
+
+
+def test_a_collect_that_stops_is_counted_in_the_loss_log(tmp_path):
+    from pipelines.collectors.datahub_kafka import DataHubKafkaCollector, KafkaCollectError, KafkaSettings
+    from tests.support.receiver import logged_losses
+
+    collector = DataHubKafkaCollector(
+        bootstrap_servers="127.0.0.1:1",
+        landing=tmp_path,
+        folder_name="datahub_ece",
+        settings=KafkaSettings(consumer={"no.such.property": "1"}),
+        schema_registry=None,
+        report=lambda line: None,
+    )
+    with pytest.raises(KafkaCollectError, match="cannot create the consumer"):
+        collector.run(stop=lambda summary: True)
+    ((source, status, reason),) = logged_losses(tmp_path)
+    assert (source, status) == ("datahub_ece", "stopped") and reason.startswith("cannot create the consumer")

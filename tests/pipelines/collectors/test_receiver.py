@@ -26,6 +26,7 @@ from tests.support.receiver import (
     landed_files,
     landed_lines,
     landed_sequence_numbers,
+    logged_losses,
     openmetadata_signature,
     post_all,
     running_receiver,
@@ -112,8 +113,15 @@ def test_empty_oversized_and_unknown_requests_get_their_answers_and_land_nothing
         wrong_method = requests.get(url + "/openmetadata", timeout=10)
     assert (empty.status_code, empty.json()) == (400, {"error": "empty body"})
     assert oversized.status_code == 413
+    assert oversized.json()["error"].startswith(
+        "a body of 20002 bytes is over the receiver's limit of 10000 bytes (collectors.receiver.max_body_bytes)"
+    )
     assert wrong_route.status_code == 404 and wrong_method.status_code == 405
-    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+    assert [p for p in tmp_path.rglob("*") if p.is_file() and "_collector_log" not in p.parts] == []
+    assert logged_losses(tmp_path) == {
+        ("openmetadata", "400", "empty body"): 1,
+        ("dataworks", "413", oversized.json()["error"]): 1,
+    }
 
 
 def test_with_a_secret_only_requests_carrying_it_or_a_valid_signature_are_landed(tmp_path):
