@@ -15,6 +15,8 @@ functions inside the file's row (interpreted, about 3x slower), so
 
 from __future__ import annotations
 
+import re
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
@@ -113,6 +115,12 @@ def _with_corrupt_reason(records: DataFrame) -> DataFrame:
         .when(~is_object, F.lit("not a JSON object"))
     )
     return parsed.withColumn("corrupt_reason", reason).drop("_trimmed", "_parses")
+
+
+def literal_path(path: str) -> str:
+    """`path` with Hadoop glob characters escaped: Spark would otherwise expand `c*.jsonl`
+    to other files (read twice) or fail on `a[1].jsonl`."""
+    return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
 
 
 def spark_path_key(file_path: Column) -> Column:

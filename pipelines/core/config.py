@@ -206,6 +206,8 @@ def _validate(raw: dict, origin: str) -> None:
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
     if raw["bronze"]["skip_unchanged_folders"] not in ("auto", True, False):
         raise ConfigError(f"{origin}: bronze.skip_unchanged_folders must be auto, true or false")
+    if raw["bronze"]["read_landing"] not in ("auto", "driver", "spark"):
+        raise ConfigError(f"{origin}: bronze.read_landing must be auto, driver or spark")
     for name, source in raw["sources"].items():
         folder = Path(str(source.get("folder", "")))
         if folder.is_absolute() or ".." in folder.parts:

@@ -12,19 +12,19 @@ in small-input mode, as silver and gold do (`pipelines.runtime.spark.small_input
 
 from __future__ import annotations
 
-import re
 import time
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType, TimestampType
 
-from bronze.records import extract_records, spark_path_key
+from bronze.records import extract_records, literal_path, spark_path_key
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_specs import BronzeTableSpec
 from pipelines.landing import ingestion_log as log
-from pipelines.landing.discovery import FileScan, LandingFile, changed_since_discovery, scan
-from pipelines.landing.source_view import SourceView, look
+from pipelines.landing.discovery import FileScan, LandingFile
+from pipelines.landing.source_view import SourceView, look, reads_through_spark
+from pipelines.landing.through_spark import exists_through_spark
 from pipelines.runtime import faults
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import literal
@@ -49,12 +49,6 @@ INVALID_SCHEMA = StructType(
 )
 
 
-def literal_path(path: str) -> str:
-    """`path` with Hadoop glob characters escaped: Spark would otherwise expand `c*.jsonl`
-    to other files (read twice) or fail on `a[1].jsonl`."""
-    return re.sub(r"([\\\[\]{}*?])", r"\\\1", path)
-
-
 def _plan(
     ctx: RunContext, spec: BronzeTableSpec, view: SourceView
 ) -> tuple[list[FileScan], list[tuple], list[str], set[str]]:
@@ -64,6 +58,13 @@ def _plan(
     max_bytes = settings["max_file_mb"] * 1024 * 1024
     known = view.known
     to_ingest, set_aside, warnings, retried = [], [], [], set()
+    view.fetch(
+        [
+            f
+            for f in view.listing.files
+            if f.size <= max_bytes and not _ingested_as_it_is(f, known.get(f.key, []))
+        ]
+    )
     for file in view.listing.files:
         history = known.get(file.key, [])
         ingested = [k for k in history if k.status == log.INGESTED]
@@ -78,7 +79,7 @@ def _plan(
                 )
                 warnings.append(f"{file.path}: {file.size} bytes exceeds bronze.max_file_mb; not ingested")
             continue
-        found, not_read = _read_as_found(spec, file)
+        found, not_read = _read_as_found(spec, view, file)
         if not_read:
             retried.add(file.key)
             status, reason = not_read
@@ -117,13 +118,13 @@ def _plan(
 
 
 def _read_as_found(
-    spec: BronzeTableSpec, file: LandingFile
+    spec: BronzeTableSpec, view: SourceView, file: LandingFile
 ) -> tuple[FileScan | None, tuple[str, str] | None]:
     """The file's scan, or (log status, reason) when it cannot be read as it was discovered:
     a file that went away, cannot be opened, or is still being written must not stop the run."""
     try:
-        found = scan(file, spec.record_arrays + spec.record_objects)
-        changing = changed_since_discovery(file)
+        found = view.scan(file, spec.record_arrays + spec.record_objects)
+        changing = view.changed_since_listing(file)
     except FileNotFoundError:
         return None, (log.VANISHED, "deleted before it could be read")
     except OSError as exc:
@@ -223,7 +224,10 @@ def _records_per_file(ctx: RunContext, table: str, before: int | None) -> dict[s
 def run(spec: BronzeTableSpec, ctx: RunContext) -> TaskResult:
     folder_name = ctx.config.sources[spec.source]["folder"]
     folder = ctx.config.landing / folder_name
-    if not ctx.config.landing.is_dir():
+    if reads_through_spark(ctx.config, ctx.spark):
+        if not exists_through_spark(ctx.spark, ctx.config.landing):
+            raise FileNotFoundError(f"landing folder {ctx.config.landing} does not exist on the Spark server")
+    elif not ctx.config.landing.is_dir():
         raise FileNotFoundError(f"landing folder {ctx.config.landing} does not exist")
     recovered = log.recover(ctx.spark, ctx.store, spec.source, spec.table, folder)
     started = time.monotonic()
@@ -240,7 +244,7 @@ def run(spec: BronzeTableSpec, ctx: RunContext) -> TaskResult:
 
     limit = ctx.config.profile.get("small_input_rows")
     with small_input_mode(ctx.spark, _estimated_records([s.file for s in scans]), limit):
-        landed, per_file, version = _land_what_is_still_there(spec, ctx, scans)
+        landed, per_file, version = _land_what_is_still_there(spec, ctx, view, scans)
     retried |= {s.file.key for s in scans} - {s.file.key for s in landed}
     scans = landed
     rows = [
@@ -286,7 +290,7 @@ def _found(view: SourceView, new: int, seconds: float) -> str:
 
 
 def _land_what_is_still_there(
-    spec: BronzeTableSpec, ctx: RunContext, scans: list[FileScan]
+    spec: BronzeTableSpec, ctx: RunContext, view: SourceView, scans: list[FileScan]
 ) -> tuple[list[FileScan], dict[str, tuple[int, int]], int | None]:
     """`_land`, and when it fails because files went away or changed after their scan (before
     Spark read them), those files logged and the others landed: a failed attempt commits
@@ -295,7 +299,7 @@ def _land_what_is_still_there(
     try:
         return scans, *_land(spec, ctx, scans)
     except Exception:
-        moved = _not_as_scanned(scans)
+        moved = _not_as_scanned(view, scans)
         if not moved or ctx.store.version(spec.table) != before:
             raise
     set_aside = []
@@ -311,12 +315,12 @@ def _land_what_is_still_there(
     return (rest, *_land(spec, ctx, rest)) if rest else ([], {}, before)
 
 
-def _not_as_scanned(scans: list[FileScan]) -> dict[str, tuple[str, str]]:
+def _not_as_scanned(view: SourceView, scans: list[FileScan]) -> dict[str, tuple[str, str]]:
     """(log status, reason) by path of the scanned files that are gone or changed since."""
     moved = {}
     for s in scans:
         try:
-            changing = changed_since_discovery(s.file)
+            changing = view.changed_since_listing(s.file)
         except FileNotFoundError:
             moved[s.file.path] = (log.VANISHED, "deleted before Spark could read it")
             continue

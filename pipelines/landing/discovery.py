@@ -16,8 +16,10 @@ import io
 import json
 import os
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 LINES = "lines"  # JSON Lines: every non-blank line is a value
 DOCUMENT = "document"  # the whole file is one JSON value
@@ -87,14 +89,26 @@ def landing_key(path: str, folder: Path) -> str:
     return absolute.as_posix()
 
 
-def _open(path: str):
-    return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")
+Stored = Callable[[], BinaryIO]  # opens a landing file's stored bytes
 
 
-def file_sha256(path: str) -> str:
+def stored_on_disk(path: str) -> Stored:
+    return lambda: open(path, "rb")
+
+
+def stored_in_memory(data: bytes) -> Stored:
+    """A file's bytes fetched already (through Spark, where the driver cannot see the landing)."""
+    return lambda: io.BytesIO(data)
+
+
+def _decoded(path: str, stored: Stored):
+    return gzip.open(stored(), "rb") if path.endswith(".gz") else stored()
+
+
+def file_sha256(stored: Stored) -> str:
     """sha256 of the stored bytes (cheap change detection for known paths)."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with stored() as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -110,25 +124,27 @@ def _may_hold_other_than_one_record(line: bytes, wrappers: tuple[bytes, ...]) ->
     return bool(wrappers) and (b"\\u" in line or any(name in line for name in wrappers))
 
 
-def scan(file: LandingFile, wrappers: tuple[str, ...] = ()) -> FileScan:
+def scan(file: LandingFile, wrappers: tuple[str, ...] = (), stored: Stored | None = None) -> FileScan:
     """Hash, invalid-UTF-8 lines and the format of one file, in one streaming pass (two for .gz).
 
     `wrappers` are the field names that make a value hold records (e.g. `usageEvents`).
+    `stored` opens the file's bytes (by default from its path).
     A compressed file whose data is damaged is scanned as far as it decompresses, and says
     what is wrong in `damage`: one bad upload must not stop every later run.
     """
+    stored = stored or stored_on_disk(file.path)
     try:
-        return _scan(file, wrappers, lambda: _open(file.path))
+        return _scan(file, wrappers, lambda: _decoded(file.path, stored), stored)
     except (EOFError, zlib.error, gzip.BadGzipFile):
         if not file.path.endswith(".gz"):
             raise
-    salvaged, damage = gzip_prefix(file.path)
-    found = _scan(file, wrappers, lambda: io.BytesIO(salvaged))
+    salvaged, damage = gzip_prefix(stored)
+    found = _scan(file, wrappers, stored_in_memory(salvaged), stored)
     found.damage, found.salvaged = damage, salvaged
     return found
 
 
-def _scan(file: LandingFile, wrappers: tuple[str, ...], opened) -> FileScan:
+def _scan(file: LandingFile, wrappers: tuple[str, ...], opened, stored: Stored) -> FileScan:
     """`scan` over the bytes `opened()` gives (the file's, or the part of it that could be read)."""
     compressed = file.path.endswith(".gz")
     digest = hashlib.sha256()
@@ -153,11 +169,11 @@ def _scan(file: LandingFile, wrappers: tuple[str, ...], opened) -> FileScan:
         with opened() as handle:
             invalid = {0: base64.b64encode(handle.read()).decode("ascii")}
         mode = CORRUPT_DOCUMENT
-    sha = file_sha256(file.path) if compressed else digest.hexdigest()
+    sha = file_sha256(stored) if compressed else digest.hexdigest()
     return FileScan(file, sha, mode, invalid, one_record_per_line=mode == LINES and not irregular)
 
 
-def gzip_prefix(path: str) -> tuple[bytes, str]:
+def gzip_prefix(stored: Stored) -> tuple[bytes, str]:
     """What a damaged gzip file decompresses to before the damage, and what the damage is.
 
     Streams member by member (a gzip file may hold several), keeping every byte the data
@@ -166,7 +182,7 @@ def gzip_prefix(path: str) -> tuple[bytes, str]:
     out = bytearray()
     inflater = zlib.decompressobj(wbits=31)
     fed = False  # whether the current member has had any input
-    with open(path, "rb") as handle:
+    with stored() as handle:
         for chunk in iter(lambda: handle.read(1 << 16), b""):
             while chunk:
                 try:

@@ -89,7 +89,13 @@ def run_pipeline(
     unknown = set(layers) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layers {sorted(unknown)}; choose from {LAYERS}")
-    if not config.landing.is_dir() and "bronze" in layers:
+    through_spark = config.section("bronze").get("read_landing") == "spark"
+    if (
+        "bronze" in layers
+        and not through_spark
+        and not config.landing.is_dir()
+        and not _remote(spark, config)
+    ):
         raise RunFailed(f"landing folder {config.landing} does not exist")
     graph = graph or load_graph()
     spark = spark or get_spark(config)
@@ -129,6 +135,14 @@ def run_pipeline(
             summary.compactions = _compact_written_tables(ctx, tasks, summary)
         summary.seconds = time.monotonic() - started
     return summary
+
+
+def _remote(spark, config: Config) -> bool:
+    """Whether the run's Spark is (or will be) a Spark Connect server, which may see a landing
+    folder this machine does not (bronze then reads it through Spark and checks it there)."""
+    if spark is not None:
+        return is_connect(spark)
+    return config.raw.get("profile") == "connect"
 
 
 def _tables_of(tasks: list[Task], config: Config) -> list[str]:
