@@ -53,7 +53,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m ruff format --check .
 
 bench: $(STAMP)
-	$(PY) -m benchmarks.scheduled --events 100000
+	$(PY) -m benchmarks.scheduled
 
 clean:
 	rm -rf $(WAREHOUSE) spark-warehouse metastore_db derby.log .pytest_cache

@@ -1,23 +1,27 @@
 """`python -m benchmarks.scheduled` (`make bench`): what a scheduled job pays, per table engine.
 
 Why: a Databricks job (or cron) runs the pipeline every few minutes, each run a new process
-that starts Python and Spark again. What users pay all day is the small increment and the
-idle run (nothing new), not the full build; and their cost is per task, not per row. So on
-the same generated landing, for each engine, three `lakehouse run`s, each a new process
-started as a user starts it, timed from outside:
+that starts Python and Spark again, and the warehouse only grows. What users pay all day is the
+small increment and the idle run (nothing new), and how those grow with everything stored
+before them. So, for each engine, `lakehouse run`s in new processes, timed from outside:
 
-- **full**: every event, from an empty warehouse;
-- **increment**: `--fraction` more events (1% by default) in new files, their times right
-  after the base's, as a live feed's next batch;
-- **idle**: nothing new.
+- on a warehouse of `--events` (100,000) and one of `--large-events` (1,000,000): the **full**
+  build, then the **increment**: the same `--increment` (1,000) new events on each, in new files,
+  their times right after the base's, as a live feed's next batch; then an **idle** run;
+- bronze over a landing of `--small-files` (100,000) files of ten records (the first run lands
+  them), then over the same landing with ten more: how long **finding the new files** takes
+  (the bronze task logs it).
 
 Each run's Spark jobs are counted from Spark's event log. The report shows seconds, jobs and
-the busiest tasks per run, then the targets: each engine's increment at most 15% of its full
-build, its idle run at most 5% (both with the process start), delta-spark's increment at most
-twice delta-rs'. The last line is one JSON object with every figure.
+the busiest tasks per run, then the targets (`targets`): the increment and the idle run at most
+1.5 times as long on the larger warehouse as on the smaller, the increment on the larger at
+most 10% of its full build, the ten new files found in under 2 s; on the smaller one, the
+increment at most 15% of the full build and the idle run 5%, and delta-spark's increment at
+most twice delta-rs'. The last line is one JSON object with every figure.
 
-    python -m benchmarks.scheduled --events 100000
-    python -m benchmarks.scheduled --events 20000 --engines delta-rs --workdir /tmp/bench
+    python -m benchmarks.scheduled                                   # make bench
+    python -m benchmarks.scheduled --events 20000 --large-events 200000 --small-files 10000 \
+        --engines delta-rs --workdir /tmp/bench
 """
 
 from __future__ import annotations
@@ -36,14 +40,26 @@ from pathlib import Path
 
 import yaml
 
-from benchmarks.workload import ENGINES, add_increment, comma_list, generate_landing
+from benchmarks.workload import (
+    ENGINES,
+    comma_list,
+    generate_increment,
+    generate_landing,
+    place_increment,
+    write_small_files,
+)
 
-PHASES = ("full", "increment", "idle")
-INCREMENT_SHARE = 0.15  # of the engine's full build
+SIZES = ("small", "large")
+INCREMENT_SHARE = {"small": 0.15, "large": 0.10}  # of the engine's full build of that warehouse
 IDLE_SHARE = 0.05
+GROWTH = 1.5  # a run on the larger warehouse against the same run on the smaller
+DISCOVERY_SECONDS = 2.0
+NEW_FILES = 10
+SMALL_FILES_TASK = "bronze_datahub_entity_change_events"
 ENGINE_RATIO = 2.0  # delta-spark's increment against delta-rs'
 TASK_LINE = re.compile(r"^(success|skipped|failed)\s+task=(\S+).*\bseconds=([\d.]+)")
 DONE_LINE = re.compile(r"^done\s.*\bbronze_rows=(\d+)\s+silver_rows=(\d+)")
+FOUND_LINE = re.compile(r"task=" + SMALL_FILES_TASK + r"\b.*\bfound in ([\d.]+) s")
 JOB_START = '"Event":"SparkListenerJobStart"'
 
 
@@ -59,6 +75,7 @@ class Run:
     silver_rows: int = 0
     tasks: dict[str, float] = field(default_factory=dict)  # task -> its seconds
     load_1m: float = 0.0  # the machine's load average as the run started
+    discovery_seconds: float | None = None  # how long the small-files bronze task took to find its files
     error: str | None = None
 
     def busiest(self, count: int = 6) -> list[tuple[str, float]]:
@@ -103,8 +120,11 @@ def spark_jobs(event_log: Path) -> int:
 
 
 def run_once(engine: str, phase: str, landing: Path, warehouse: Path, work: Path, extra: dict) -> Run:
-    """`lakehouse run` in a new process, timed from outside; its jobs and task times read back."""
-    event_log = work / "events" / f"{engine}-{phase}"
+    """`lakehouse run` in a new process, timed from outside; its jobs and task times read back.
+    `extra`: configuration merged over the run's, and `layers` (a `--layers` value)."""
+    extra = dict(extra)
+    layers = extra.pop("layers", None)
+    event_log = work / "events" / f"{engine}-{phase.replace(' ', '-')}"
     conf = _conf_file(work, engine, event_log, extra)
     command = [
         str(Path(sys.executable).with_name("lakehouse")),
@@ -115,6 +135,7 @@ def run_once(engine: str, phase: str, landing: Path, warehouse: Path, work: Path
         str(warehouse),
         "--conf",
         str(conf),
+        *(["--layers", layers] if layers else []),
     ]
     load = round(os.getloadavg()[0], 2)
     started = time.monotonic()
@@ -124,6 +145,9 @@ def run_once(engine: str, phase: str, landing: Path, warehouse: Path, work: Path
         task = TASK_LINE.match(line)
         if task:
             run.tasks[task.group(2)] = float(task.group(3))
+        found = FOUND_LINE.search(line)
+        if found:
+            run.discovery_seconds = float(found.group(1))
         finished = DONE_LINE.match(line)
         if finished:
             run.bronze_rows, run.silver_rows = int(finished.group(1)), int(finished.group(2))
@@ -134,55 +158,73 @@ def run_once(engine: str, phase: str, landing: Path, warehouse: Path, work: Path
 
 
 def targets(runs: list[Run]) -> list[dict]:
-    """Each engine's increment and idle shares of its full build, and the engines' ratio."""
+    """The targets each engine's runs meet or miss (`TARGETS`): shares of its full builds, the
+    growth from the smaller warehouse to the larger, the discovery among many files, and the
+    engines' ratio."""
     by = {(r.engine, r.phase): r for r in runs}
     checks = []
+
+    def check(target: str, value: str, passed: bool) -> None:
+        checks.append({"target": target, "value": value, "passed": passed})
+
     for engine in dict.fromkeys(r.engine for r in runs):
-        full = by.get((engine, "full"))
-        for phase, bound in (("increment", INCREMENT_SHARE), ("idle", IDLE_SHARE)):
-            run = by.get((engine, phase))
-            if full and run and full.seconds:
-                share = run.seconds / full.seconds
-                checks.append(
-                    {
-                        "target": f"{engine}: {phase} <= {bound:.0%} of the full build",
-                        "value": f"{run.seconds:.1f} s = {share:.1%}",
-                        "passed": share <= bound and not run.error,
-                    }
+        for size in SIZES:
+            full = by.get((engine, f"full {size}"))
+            for phase, bound in (("increment", INCREMENT_SHARE[size]), ("idle", IDLE_SHARE)):
+                run = by.get((engine, f"{phase} {size}"))
+                if full and run and full.seconds and bound is not None:
+                    share = run.seconds / full.seconds
+                    check(
+                        f"{engine}: {phase} on {size} <= {bound:.0%} of its full build",
+                        f"{run.seconds:.1f} s = {share:.1%}",
+                        share <= bound and not run.error,
+                    )
+        for phase in ("increment", "idle"):
+            small, large = by.get((engine, f"{phase} small")), by.get((engine, f"{phase} large"))
+            if small and large and small.seconds:
+                growth = large.seconds / small.seconds
+                check(
+                    f"{engine}: {phase} on the larger warehouse <= {GROWTH:.1f}x on the smaller",
+                    f"{large.seconds:.1f} s / {small.seconds:.1f} s = {growth:.2f}x",
+                    growth <= GROWTH and not large.error,
                 )
-    rs, spark = by.get(("delta-rs", "increment")), by.get(("delta-spark", "increment"))
+        found = by.get((engine, "new files"))
+        if found and found.discovery_seconds is not None:
+            check(
+                f"{engine}: finding the new files among the small ones < {DISCOVERY_SECONDS:.0f} s",
+                f"{found.discovery_seconds:.2f} s (bronze task {found.tasks.get(SMALL_FILES_TASK, 0):.1f} s)",
+                found.discovery_seconds < DISCOVERY_SECONDS and not found.error,
+            )
+    rs, spark = by.get(("delta-rs", "increment small")), by.get(("delta-spark", "increment small"))
     if rs and spark and rs.seconds:
         ratio = spark.seconds / rs.seconds
-        checks.append(
-            {
-                "target": f"delta-spark increment <= {ENGINE_RATIO:.0f}x delta-rs'",
-                "value": f"{spark.seconds:.1f} s / {rs.seconds:.1f} s = {ratio:.2f}x",
-                "passed": ratio <= ENGINE_RATIO and not spark.error,
-            }
+        check(
+            f"delta-spark increment <= {ENGINE_RATIO:.0f}x delta-rs'",
+            f"{spark.seconds:.1f} s / {rs.seconds:.1f} s = {ratio:.2f}x",
+            ratio <= ENGINE_RATIO and not spark.error,
         )
     return checks
 
 
-def report(runs: list[Run], checks: list[dict], events: int, increment: int) -> str:
+def report(runs: list[Run], checks: list[dict], sizes: dict[str, int], increment: int, files: int) -> str:
     lines = [
-        f"scheduled runs: {events:,} events, then {increment:,} more, then nothing new (each a new process)",
+        f"scheduled runs: {sizes['small']:,} and {sizes['large']:,} events, then the same {increment:,} more "
+        f"on each, then nothing new; {files:,} small files, then {NEW_FILES} more (each run a new process)",
         "",
+        f"{'engine':<12} {'run':<16} {'seconds':>8} {'jobs':>6} {'bronze':>8} {'silver':>8} {'load':>5}  busiest tasks (s)",
     ]
-    lines.append(
-        f"{'engine':<12} {'run':<10} {'seconds':>8} {'jobs':>6} {'bronze':>8} {'silver':>8} {'load':>5}  busiest tasks (s)"
-    )
     for run in runs:
         busiest = ", ".join(f"{key} {seconds:.1f}" for key, seconds in run.busiest(4))
         lines.append(
-            f"{run.engine:<12} {run.phase:<10} {run.seconds:>8.1f} {run.spark_jobs:>6} "
+            f"{run.engine:<12} {run.phase:<16} {run.seconds:>8.1f} {run.spark_jobs:>6} "
             f"{run.bronze_rows:>8} {run.silver_rows:>8} {run.load_1m:>5.1f}  {busiest}"
         )
         if run.error:
-            lines.append(f"{'':<12} {'':<10} FAILED: {run.error}")
+            lines.append(f"{'':<12} {'':<16} FAILED: {run.error}")
     lines += ["", "targets"]
     for check in checks:
         verdict = "PASS" if check["passed"] else "MISS"
-        lines.append(f"  {verdict}  {check['target']:<46} {check['value']}")
+        lines.append(f"  {verdict}  {check['target']:<62} {check['value']}")
     return "\n".join(lines)
 
 
@@ -190,13 +232,59 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks.scheduled", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--events", type=int, default=100_000, help="events of the full build")
-    parser.add_argument("--fraction", type=float, default=0.01, help="the increment, a share of --events")
+    parser.add_argument("--events", type=int, default=100_000, help="events of the smaller warehouse")
+    parser.add_argument(
+        "--large-events", type=int, default=1_000_000, help="events of the larger one (0: none)"
+    )
+    parser.add_argument("--increment", type=int, default=1_000, help="events landed on each warehouse")
+    parser.add_argument(
+        "--small-files", type=int, default=100_000, help="files of the small-files landing (0: none)"
+    )
     parser.add_argument("--engines", type=comma_list, default=list(ENGINES), help="delta-rs,delta-spark")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--workdir", help="keep landing, warehouses and event logs here (default: temporary)")
+    parser.add_argument(
+        "--workdir", help="keep landings, warehouses and event logs here (default: temporary)"
+    )
     parser.add_argument("--conf", help="YAML merged over each run's configuration (e.g. profile settings)")
     return parser.parse_args(argv)
+
+
+def _warehouse_runs(
+    args: argparse.Namespace, work: Path, size: str, events: int, extra: dict, runs: list[Run]
+) -> None:
+    """Full build, the shared increment, then an idle run, on a landing of `events` events."""
+    landing = work / f"landing-{size}"
+    generate_landing(landing, events, args.seed)
+    for engine in args.engines:
+        warehouse = work / f"warehouse-{size}-{engine}"
+        shutil.rmtree(warehouse, ignore_errors=True)
+        _record(runs, run_once(engine, f"full {size}", landing, warehouse, work, extra))
+    place_increment(work / "increment", landing)
+    for phase in ("increment", "idle"):
+        for engine in args.engines:
+            warehouse = work / f"warehouse-{size}-{engine}"
+            _record(runs, run_once(engine, f"{phase} {size}", landing, warehouse, work, extra))
+
+
+def _small_files_runs(args: argparse.Namespace, work: Path, extra: dict, runs: list[Run]) -> None:
+    """Bronze over a landing of many small files (the first run ingests them, not timed as a
+    target), then over the same landing with `NEW_FILES` more: how long finding them takes."""
+    landing = work / "landing-files"
+    write_small_files(landing, args.small_files)
+    bronze = {**extra, "layers": "bronze"}
+    for engine in args.engines:
+        warehouse = work / f"warehouse-files-{engine}"
+        shutil.rmtree(warehouse, ignore_errors=True)
+        _record(runs, run_once(engine, "small files", landing, warehouse, work, bronze))
+    write_small_files(landing, NEW_FILES, first=args.small_files)
+    for engine in args.engines:
+        warehouse = work / f"warehouse-files-{engine}"
+        _record(runs, run_once(engine, "new files", landing, warehouse, work, bronze))
+
+
+def _record(runs: list[Run], run: Run) -> None:
+    runs.append(run)
+    print(f"{run.engine:<12} {run.phase:<16} {run.seconds:8.1f} s  {run.spark_jobs} Spark jobs", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -207,29 +295,22 @@ def main(argv: list[str] | None = None) -> int:
     extra = yaml.safe_load(Path(args.conf).read_text(encoding="utf-8")) if args.conf else {}
     work = Path(args.workdir or tempfile.mkdtemp(prefix="bench-scheduled-")).resolve()
     work.mkdir(parents=True, exist_ok=True)
+    sizes = {"small": args.events, "large": args.large_events}
     try:
-        landing = work / "landing"
-        generate_landing(landing, args.events, args.seed)
-        increment = max(1, int(args.events * args.fraction))
+        generate_increment(work / "increment", args.increment, args.seed + 1, after_base_of=args.events)
         runs: list[Run] = []
-        for phase in PHASES:
-            if phase == "increment":
-                add_increment(landing, increment, args.seed + 1, after_base_of=args.events)
-            for engine in args.engines:
-                warehouse = work / f"warehouse-{engine}"
-                if phase == "full" and warehouse.exists():
-                    shutil.rmtree(warehouse)
-                runs.append(run_once(engine, phase, landing, warehouse, work, extra))
-                print(
-                    f"{engine:<12} {phase:<10} {runs[-1].seconds:8.1f} s  {runs[-1].spark_jobs} Spark jobs",
-                    flush=True,
-                )
+        for size, events in sizes.items():
+            if events:
+                _warehouse_runs(args, work, size, events, extra, runs)
+        if args.small_files:
+            _small_files_runs(args, work, extra, runs)
         checks = targets(runs)
         print()
-        print(report(runs, checks, args.events, increment))
+        print(report(runs, checks, sizes, args.increment, args.small_files))
         figures = {
-            "events": args.events,
-            "increment_events": increment,
+            "events": sizes,
+            "increment_events": args.increment,
+            "small_files": args.small_files,
             "machine": {"cpus": os.cpu_count(), "load_1m": round(os.getloadavg()[0], 2)},
             "runs": [asdict(r) for r in runs],
             "targets": checks,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -57,6 +58,52 @@ def add_increment(
                 target.parent.mkdir(parents=True, exist_ok=True)
                 shutil.move(str(path), str(target))
     return counts, folder
+
+
+def generate_increment(folder: Path, events: int, seed: int, after_base_of: int) -> dict[str, int]:
+    """`events` records in `folder` (one sub-folder per source), their times right after a base of
+    `after_base_of` events' (`window_after_base`): an increment to place in several landings."""
+    from pipelines.synthetic.generator import generate
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    return generate(folder, events, seed, window=window_after_base(after_base_of, events, 1))
+
+
+def place_increment(increment: Path, landing: Path, name: str = "incr-1") -> None:
+    """Copy a generated increment into `landing` as new files: `<source>/<name>/...`."""
+    for path in sorted(increment.rglob("*")):
+        if path.is_file():
+            relative = path.relative_to(increment)
+            target = landing / relative.parts[0] / name / Path(*relative.parts[1:])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+
+
+SMALL_FILE_RECORDS = 10
+
+
+def write_small_files(landing: Path, files: int, first: int = 0, source: str = "datahub_ece") -> None:
+    """`files` JSON Lines files of `SMALL_FILE_RECORDS` DataHub entity change events each in
+    `landing/<source>/`, numbered from `first`: a landing such as a collector that lands a file
+    per batch leaves, in one folder (where listing it costs the most)."""
+    folder = landing / source
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(first, first + files):
+        lines = []
+        for index in range(SMALL_FILE_RECORDS):
+            event = number * SMALL_FILE_RECORDS + index
+            record = {
+                "entityUrn": f"urn:li:dataset:(urn:li:dataPlatform:hive,db.t{event % 5000},PROD)",
+                "entityType": "dataset",
+                "category": "TAG",
+                "operation": "ADD" if event % 3 else "REMOVE",
+                "modifier": f"urn:li:tag:t{event % 50}",
+                "auditStamp": {"time": 1_704_067_200_000 + event * 1000, "actor": "urn:li:corpuser:bench"},
+                "version": 0,
+            }
+            lines.append(json.dumps(record))
+        (folder / f"batch-{number:08d}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def window_after_base(base_events: int, events: int, number: int) -> tuple[int, int]:
