@@ -22,6 +22,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the repository, in a clone
 DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
 ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
+COMPUTE_RULES = ("serverless", "standard")  # pipelines.runtime.compute_rules
 # maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector)
 FREE_FORM = {"spark_conf", "profiles", "consumer"}
 VALIDATED_KINDS = {"run.parallel_tasks"}  # `auto` or a number: `_validate` checks these, not the merge
@@ -195,6 +196,11 @@ def _validate(raw: dict, origin: str) -> None:
             raise ConfigError(
                 f"{origin}: profiles.{raw['profile']}.{key} must be a whole number >= 0, got {value!r}"
             )
+    rules = profile.get("rules")
+    if rules is not None and rules not in COMPUTE_RULES:
+        raise ConfigError(
+            f"{origin}: profiles.{raw['profile']}.rules must be one of {list(COMPUTE_RULES)}, got {rules!r}"
+        )
     allocator = profile.get("delta_rs_allocator")
     if allocator is not None and allocator not in ALLOCATOR_SETTINGS:
         raise ConfigError(

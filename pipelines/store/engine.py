@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from pipelines.runtime.caching import keep_cached, release_cached
 from pipelines.store.metadata import MetadataCache
 
 METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
@@ -207,7 +208,7 @@ class Engine(ABC):
         engines may rewrite only the data files holding affected rows instead.
         """
         flag = "_delete"
-        new_rows = df.persist()
+        new_rows = keep_cached(df)
         try:
             count = new_rows.count() if rows is None else rows
             if not self.exists(ref):
@@ -221,7 +222,7 @@ class Engine(ABC):
             self.merge(changes, ref, keys, flag, metadata)
             return count
         finally:
-            new_rows.unpersist()
+            release_cached(new_rows)
 
     # -- maintenance -------------------------------------------------------------------------
     def compactable_files(self, ref: TableRef, target_bytes: int) -> int:
