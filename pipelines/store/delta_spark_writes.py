@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"  # the session setting
 USER_METADATA_OPTION = "userMetadata"  # the writer option
 TRANSACTION_APP = "catalog-lakehouse"  # `txnAppId` of the commits `recorded_options` forces
+# Keys of the rows replacing groups, up to this many, are named in the replaceWhere predicate
+# (beside the groups); more rewrite the whole table instead of parsing a predicate that long.
+KEY_VALUES = 20_000
 
 
 class CommitMetadataRefused(RuntimeError):
@@ -69,14 +72,18 @@ def command_settings(spark: Any, metadata: str | None) -> dict[str, str]:
     return {USER_METADATA: metadata}
 
 
-def group_predicate(group_key: str, values: list) -> str:
-    """`replaceWhere` text selecting the rows whose `group_key` is one of `values` (null included)."""
-    column = name(group_key)
+def values_predicate(column: str, values: list) -> str:
+    """SQL text selecting the rows whose `column` is one of `values` (null included)."""
+    quoted = name(column)
     known = [v for v in values if v is not None]
-    parts = [f"{column} IN ({literals(known)})"] if known else []
+    parts = [f"{quoted} IN ({literals(known)})"] if known else []
     if len(known) < len(values):
-        parts.append(f"{column} IS NULL")
+        parts.append(f"{quoted} IS NULL")
     return " OR ".join(parts) or "false"
+
+
+def _literal_values(values: list | None) -> bool:
+    return values is not None and all(isinstance(v, (str, int, float, bool)) for v in values if v is not None)
 
 
 def replace_groups(
@@ -90,23 +97,37 @@ def replace_groups(
     group_values: list | None = None,
     rows: int | None = None,
 ) -> int:
-    """`Engine.replace_groups` as one overwrite carrying `metadata`: with the groups collected
+    """`Engine.replace_groups` as one overwrite carrying `metadata`. With the groups collected
     (`group_values`, the incremental case) a `replaceWhere` on them, which rewrites only the files
-    holding their rows and refuses a row of `df` outside them; else the table's other groups and
-    `df` written over the whole table. `keys` need no clause of their own: a gold row's key
-    belongs to one group, and the groups a row may move between are replaced together."""
+    holding their rows: the predicate also names the keys of `df` where a key may have moved from
+    another group (the group column is not part of the key; one key column, up to
+    `KEY_VALUES` rows). Otherwise the table's other rows and `df` are written over the whole table."""
     count = rows if rows is not None else df.count()
     if not engine.exists(ref):
         engine.append(df, ref, [], metadata, count)
         return count
     options = recorded_options(engine.version(ref))  # recorded even when nothing moves
-    if group_values is not None and all(
-        isinstance(v, (str, int, float, bool)) for v in group_values if v is not None
-    ):
-        options["replaceWhere"] = group_predicate(group_key, group_values)
+    predicate = None
+    if _literal_values(group_values):
+        predicate = values_predicate(group_key, group_values)
+        if group_key not in keys:
+            key_values = (
+                [r[0] for r in df.select(keys[0]).collect()]
+                if len(keys) == 1 and count <= KEY_VALUES
+                else None
+            )
+            predicate = (
+                f"({predicate}) OR ({values_predicate(keys[0], key_values)})"
+                if _literal_values(key_values)
+                else None
+            )
+    if predicate is not None:
+        options["replaceWhere"] = predicate
         written = df
     else:
         others = engine.read(ref).join(groups.select(group_key).distinct(), group_key, "left_anti")
+        if group_key not in keys:
+            others = others.join(df.select(*keys), keys, "left_anti")
         written = df.unionByName(others, allowMissingColumns=True)
     engine._save(written, ref, "overwrite", [], metadata, options)
     return count
