@@ -37,8 +37,8 @@ class LocalServerNotAllowed(ValueError):
 
 def connect(remote: str, rules: ComputeRules):
     """A Spark Connect session with the server at `remote` (`sc://host:port`) under `rules`."""
-    from pyspark.sql import SparkSession
     from pyspark.sql.connect.client import DefaultChannelBuilder
+    from pyspark.sql.connect.session import SparkSession
 
     if not remote.startswith("sc://"):
         raise LocalServerNotAllowed(
