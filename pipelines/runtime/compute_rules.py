@@ -5,7 +5,7 @@ Databricks documents what its Spark Connect compute refuses:
   (`SERVERLESS_SETTINGS`; any other raises `[CONFIG_NOT_AVAILABLE]`), and `persist`, `cache`,
   `unpersist`, `checkpoint`, `cacheTable` (`[NOT_SUPPORTED_WITH_SERVERLESS]`); commit metadata
   travels as the writer option `userMetadata`, not as a session setting;
-- **standard access mode** (formerly shared): no `sparkContext`, RDDs or JVM access, which a
+- **standard access mode** (formerly shared): no Spark context, RDDs or JVM access, which a
   Spark Connect client has none of anyway; session settings and `persist` are allowed.
 
 The code asks `rules_of(spark)` before it changes a session setting or caches a frame, so the

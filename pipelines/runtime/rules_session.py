@@ -9,7 +9,7 @@ it raises any server error:
 - serverless: setting (or unsetting) a Spark property outside `SERVERLESS_SETTINGS`, by
   `spark.conf` or SQL `SET`: `[CONFIG_NOT_AVAILABLE]`; `persist`/`cache`, `unpersist`,
   `checkpoint`/`localCheckpoint`, `cacheTable`, SQL `CACHE TABLE`: `[NOT_SUPPORTED_WITH_SERVERLESS]`;
-- both: no `sparkContext`, RDDs or JVM: a Spark Connect client has none (it raises
+- both: no Spark context, RDDs or JVM: a Spark Connect client has none (it raises
   `[JVM_ATTRIBUTE_NOT_SUPPORTED]` or `[NOT_IMPLEMENTED]` itself), so standard access mode adds
   nothing on the wire.
 Each refusal is also written to stderr (`REFUSED`), so a caller that catches the error cannot
