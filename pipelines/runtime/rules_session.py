@@ -19,6 +19,7 @@ hide it from a test reading the output.
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from typing import Any
@@ -29,6 +30,7 @@ REFUSED = "compute rules refused:"
 SET_STATEMENT = re.compile(r"^\s*(?:RE)?SET\s+(?!-v\b)([^\s=;]+)", re.IGNORECASE)
 CACHE_STATEMENT = re.compile(r"^\s*(?:UN)?CACHE\s+(?:LAZY\s+)?TABLE\b", re.IGNORECASE)
 ANALYSIS_EXCEPTION = "org.apache.spark.sql.AnalysisException"
+CONNECT_MODE = "SPARK_CONNECT_MODE_ENABLED"  # PySpark's own mark of a Spark Connect process
 
 
 class LocalServerNotAllowed(ValueError):
@@ -46,6 +48,9 @@ def connect(remote: str, rules: ComputeRules):
         )
     channel = DefaultChannelBuilder(remote)
     channel.add_interceptor(_interceptor(rules))
+    # What PySpark's own `builder.remote()` does before it creates a Connect session: marks the
+    # process as Spark Connect's, so that `pyspark.sql.functions` builds Connect columns
+    os.environ[CONNECT_MODE] = "1"
     return SparkSession.builder.channelBuilder(channel).getOrCreate()
 
 
