@@ -13,12 +13,15 @@ import pytest
 from pipelines.runtime.spark import session_conf
 from pipelines.store import open_store
 from pipelines.store.delta_operations import NO_DATA_CHANGE
-from pipelines.store.delta_spark import _appends_only, _rows_added
+from pipelines.store.delta_spark import LISTING_PARALLELISM, _appends_only, _rows_added
 from tests.support.engines import skip_without_delta_spark
 
 pytestmark = pytest.mark.slow  # Delta's JVM engine: seconds per commit
 TABLE = "bronze.events"  # a table later tasks read the new rows of: created with the feed on
-VACUUM_LOGGED = {"spark.databricks.delta.vacuum.logging.enabled": "true"}  # as Databricks logs its vacuums
+VACUUM_LOGGED = {
+    "spark.databricks.delta.vacuum.logging.enabled": "true",  # as Databricks logs its vacuums
+    LISTING_PARALLELISM: "2",  # Delta lists the folder in 10,000 tasks by default: minutes on one machine
+}
 
 
 @pytest.fixture
