@@ -1,14 +1,23 @@
 """The pipeline through Spark Connect, as Databricks serverless jobs, standard access mode clusters
 and Databricks Connect run it: `lakehouse run` with `profile: connect`, a client of a Spark
-Connect server that carries Delta (the delta-spark engine, tables by name), in two batches,
-builds the tables one local run builds from the same files, row for row; `lakehouse sql` and
-`lakehouse timeline` answer through it too. The landing is the bundled samples and a generated
-landing side by side: the server runs the pipeline twice in all."""
+Connect server that carries Delta (the delta-spark engine, tables by name) and otherwise Spark's
+defaults, in two batches, builds the tables one local run builds from the same files, row for
+row; `lakehouse sql` and `lakehouse timeline` answer through it too.
+
+Each run keeps the rules of a Databricks compute (`profiles.connect.rules`): the session refuses
+what that compute refuses, and writes each refusal on stderr, which must stay free of them:
+- standard access mode, from the suite's own install: the bundled samples and a generated
+  landing side by side;
+- serverless (no session settings but a handful, no caching), from a thin client's install
+  (`pyspark-client`, no JVM: `tests.support.thin_client`): the bundled samples.
+"""
 
 from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,10 +26,12 @@ import yaml
 
 from benchmarks.workload import add_increment, generate_landing
 from pipelines.orchestration.runner import run_pipeline
+from pipelines.runtime.rules_session import REFUSED
 from pipelines.store import open_store
 from tests.support.engines import with_engine
 from tests.support.runs import SAMPLES, data_tables, lakehouse
 from tests.support.tables import table_differences
+from tests.support.thin_client import thin_client_python
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a Spark Connect server, the pipeline through it twice
 
@@ -29,21 +40,31 @@ GENERATED = 1_000  # events of the generated landing: every source, more than on
 URN = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
 
 
-def _conf(folder: Path, server, prefix: str) -> Path:
-    """`profile: connect` against `server`, Delta's own engine, the schemas of one warehouse."""
+def _conf(folder: Path, server, prefix: str, rules: str) -> Path:
+    """`profile: connect` against `server` under `rules`, Delta's own engine, the schemas of one warehouse."""
     path = folder / f"connect-{prefix}.yaml"
     settings = {
         "profile": "connect",
-        "profiles": {"connect": {"remote": server.remote}},
+        "profiles": {"connect": {"remote": server.remote, "rules": rules}},
         "storage": {"engine": "delta-spark", "schema_prefix": prefix},
     }
     path.write_text(yaml.safe_dump(settings), encoding="utf-8")
     return path
 
 
-def _run(conf: Path, landing: Path, warehouse: Path) -> list[str]:
-    done = lakehouse("run", "--conf", str(conf), "--landing", str(landing), "--warehouse", str(warehouse))
+def _run(conf: Path, landing: Path, warehouse: Path, python: Path | None = None) -> list[str]:
+    """`lakehouse run` from the suite's install, or from `python`'s (run from an empty folder, so
+    that it imports its own install); no refusal of the compute's rules on stderr."""
+    arguments = ("run", "--conf", str(conf), "--landing", str(landing), "--warehouse", str(warehouse))
+    if python is None:
+        done = lakehouse(*arguments)
+    else:
+        folder = conf.parent / f"cwd-{len(list(conf.parent.glob('cwd-*')))}"
+        folder.mkdir()
+        command = [str(python), "-m", "pipelines.cli", *arguments]
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    assert REFUSED not in done.stderr, [line for line in done.stderr.splitlines() if REFUSED in line]
     return done.stdout.splitlines()
 
 
@@ -92,7 +113,7 @@ def through_connect(connect_server, tmp_path_factory) -> ThroughConnect:
     root = tmp_path_factory.mktemp("connect")
     landing, generated = _landing_parts(root)
     warehouse = root / "warehouse"
-    conf = _conf(root, connect_server, "connect_")
+    conf = _conf(root, connect_server, "connect_", "standard")
     first = _run(conf, landing, warehouse)
     for part in SECOND_LANDING:
         shutil.copytree(SAMPLES / part, landing / part)
@@ -113,6 +134,28 @@ def local_run(config, spark, through_connect: ThroughConnect, tmp_path_factory) 
     )
     run_pipeline(local, spark=spark)
     return local.warehouse
+
+
+@pytest.fixture(scope="module")
+def thin_client(tmp_path_factory) -> Path:
+    return thin_client_python(tmp_path_factory.mktemp("thin-client"))
+
+
+@pytest.fixture(scope="module")
+def serverless_from_a_thin_client(connect_server, thin_client, tmp_path_factory) -> Path:
+    """The bundled samples in two batches (`SECOND_LANDING` held back from the first) under the
+    serverless rules, from the thin client's install; the warehouse."""
+    root = tmp_path_factory.mktemp("serverless")
+    landing = root / "landing"
+    shutil.copytree(
+        SAMPLES, landing, ignore=shutil.ignore_patterns(*[p.split("/")[-1] for p in SECOND_LANDING])
+    )
+    conf = _conf(root, connect_server, "serverless_", "serverless")
+    _run(conf, landing, root / "warehouse", thin_client)
+    for part in SECOND_LANDING:
+        shutil.copytree(SAMPLES / part, landing / part)
+    _run(conf, landing, root / "warehouse", thin_client)
+    return root / "warehouse"
 
 
 def test_a_run_through_spark_connect_says_so_on_its_first_line(through_connect: ThroughConnect):
@@ -142,3 +185,93 @@ def test_sql_and_timeline_answer_through_connect_as_duckdb_does(through_connect:
     assert timelines["spark"].returncode == 0, timelines["spark"].stderr[-2000:]
     assert json.loads(timelines["spark"].stdout) == json.loads(timelines["duckdb"].stdout)
     assert json.loads(timelines["spark"].stdout)
+
+
+def test_two_batches_under_the_serverless_rules_from_a_thin_client_equal_one_local_run(
+    spark, serverless_from_a_thin_client, sample_warehouse
+):
+    local, _ = sample_warehouse
+    assert_same_tables(spark, serverless_from_a_thin_client, local.warehouse)
+
+
+# What the rules session refuses, as Databricks words it (run in a process of its own: a Spark
+# Connect client beside the suite's classic session)
+PROBE = """
+import json, sys
+from pipelines.runtime.compute_rules import SERVERLESS, STANDARD
+from pipelines.runtime.rules_session import connect
+
+found = {}
+
+def error(action):
+    try:
+        action()
+    except BaseException as exc:  # the thin client exits where the full one raises
+        return [type(exc).__name__, getattr(exc, "getCondition", lambda: None)() or str(exc).split("]")[0] + "]"]
+    return None
+
+spark = connect(sys.argv[1], SERVERLESS if sys.argv[2] == "serverless" else STANDARD)
+df = spark.range(3)
+found["set"] = error(lambda: spark.conf.set("spark.sql.codegen.wholeStage", "false"))
+found["set_allowed"] = error(lambda: spark.conf.set("spark.sql.shuffle.partitions", "3"))
+found["sql_set"] = error(lambda: spark.sql("SET spark.sql.adaptive.enabled=false").collect())
+found["persist"] = error(lambda: df.persist())
+found["checkpoint"] = error(lambda: df.localCheckpoint())
+found["spark_context"] = error(lambda: spark.sparkContext)
+found["rdd"] = error(lambda: df.rdd)
+found["count"] = df.count()
+print(json.dumps(found))
+"""
+
+
+@pytest.mark.parametrize("rules", ["serverless", "standard"])
+def test_the_rules_session_refuses_what_databricks_refuses(connect_server, tmp_path, rules):
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, connect_server.remote, rules],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["count"] == 3 and found["set_allowed"] is None
+    assert found["spark_context"][1].startswith("JVM_ATTRIBUTE_NOT_SUPPORTED")
+    assert found["rdd"] is not None
+    if rules == "serverless":
+        assert found["set"] == ["AnalysisException", "CONFIG_NOT_AVAILABLE"]
+        assert found["sql_set"] == ["AnalysisException", "CONFIG_NOT_AVAILABLE"]
+        assert found["persist"] == ["AnalysisException", "NOT_SUPPORTED_WITH_SERVERLESS"]
+        assert found["checkpoint"] == ["AnalysisException", "NOT_SUPPORTED_WITH_SERVERLESS"]
+        assert done.stderr.count(REFUSED) == 4
+    else:
+        assert found["set"] is None and found["sql_set"] is None and found["persist"] is None
+        assert REFUSED not in done.stderr
+
+
+# Imports every module of the installed packages but the local driver's JVM tuning (which only
+# the `local` profile reaches) and the collectors (extras the thin install leaves out).
+IMPORTS = """
+import importlib, importlib.util, json, os, pkgutil
+import bronze, gold, pipelines, pyspark, silver
+
+assert not os.path.isdir(os.path.join(os.path.dirname(pyspark.__file__), "jars")), "PySpark's jars"
+assert importlib.util.find_spec("py4j") is None and importlib.util.find_spec("delta") is None
+failed = {}
+for package in (pipelines, bronze, silver, gold):
+    for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        name = module.name
+        if name.endswith("__main__") or name.startswith(("pipelines.runtime.tuning", "pipelines.collectors")):
+            continue
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            failed[name] = f"{type(exc).__name__}: {exc}"
+print(json.dumps(failed))
+"""
+
+
+def test_every_module_a_connect_run_reaches_imports_without_the_jvm_parts(thin_client, tmp_path):
+    done = subprocess.run([str(thin_client), "-c", IMPORTS], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == {}

@@ -22,6 +22,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the repository, in a clone
 DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
 ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
+COMPUTE_RULES = ("serverless", "standard")  # pipelines.runtime.compute_rules
 # maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector)
 FREE_FORM = {"spark_conf", "profiles", "consumer"}
 # `auto` or a number (or a boolean): `_validate` checks these, not the merge
@@ -185,6 +186,7 @@ def _validate(raw: dict, origin: str) -> None:
         ("maintenance", "compact_min_files", 0),
         ("maintenance", "compact_target_file_mb", 1),
         ("maintenance", "validation_document_days", 0),
+        ("maintenance", "vacuum_retention_hours", 0),
     ):
         value = raw[section][key]
         if not _whole_number(value, least):
@@ -196,6 +198,11 @@ def _validate(raw: dict, origin: str) -> None:
             raise ConfigError(
                 f"{origin}: profiles.{raw['profile']}.{key} must be a whole number >= 0, got {value!r}"
             )
+    rules = profile.get("rules")
+    if rules is not None and rules not in COMPUTE_RULES:
+        raise ConfigError(
+            f"{origin}: profiles.{raw['profile']}.rules must be one of {list(COMPUTE_RULES)}, got {rules!r}"
+        )
     allocator = profile.get("delta_rs_allocator")
     if allocator is not None and allocator not in ALLOCATOR_SETTINGS:
         raise ConfigError(

@@ -26,7 +26,16 @@ from pipelines.core.table_specs import BronzeTableSpec, GoldTableSpec
 
 DEFAULT_GRAPH = defaults.conf_file("jobs.yaml")
 GROUPINGS = ("lane", "table")  # how the Databricks job groups tasks (pipelines.core.task_groups)
-SETTINGS = {"job_name", "schedule", "retries", "grouping", "lanes", "tasks"}
+SETTINGS = {
+    "job_name",
+    "schedule",
+    "retries",
+    "timeout_seconds",
+    "duration_warning_seconds",
+    "grouping",
+    "lanes",
+    "tasks",
+}
 
 
 @dataclass(frozen=True)
@@ -62,6 +71,8 @@ class TaskGraph:
     retries: int
     grouping: str = "lane"
     lanes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    timeout_seconds: int = 0  # a run still going then is stopped (0: no limit)
+    duration_warning_seconds: int = 0  # a run going longer is reported (0: never)
 
     def ordered(self, layers: set[str] | None = None) -> list[Task]:
         """Tasks in dependency order (stable: declaration order among ready tasks). Dependencies
@@ -157,10 +168,19 @@ def load_graph(path: str | Path = DEFAULT_GRAPH) -> TaskGraph:
         data.get("retries", 0),
         data.get("grouping", "lane"),
         _lanes(path, data.get("lanes") or {}),
+        _seconds(path, data, "timeout_seconds"),
+        _seconds(path, data, "duration_warning_seconds"),
     )
     graph.ordered()
     _check_grouping(path, graph)
     return graph
+
+
+def _seconds(path: str | Path, data: dict, key: str) -> int:
+    value = data.get(key, 0)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"{path}: {key} must be a whole number of seconds >= 0, got {value!r}")
+    return value
 
 
 def _module_name(path: str | Path, item: Any) -> str:

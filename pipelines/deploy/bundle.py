@@ -8,15 +8,20 @@ catalogs and the suites (`pipelines.core.defaults`), so a task needs nothing els
 repository.
 
 Three files, all generated and committed:
-- `databricks.yml`: the variables, the wheel artifact and three targets: `dev` (development
-  mode: names, schemas and volumes carry the deploying user's prefix, the schedule is paused),
-  `prod` (production mode: one copy under `workspace.root_path`, run as a service principal,
-  permissions) and `serverless` (development mode on serverless compute);
-- `resources/<job>_job.yml`: the job without compute, then each target's compute: a job
-  cluster (classic targets; the IP salt from a secret scope in `spark_env_vars`) or a serverless
-  environment holding the wheel (each task's `environment_key`);
-- `resources/<job>_storage.yml`: the schema holding the landing and warehouse volumes, with the
-  grants the production job's service principal needs.
+- `databricks.yml`: the variables (`catalog` has no default: the user names it once, at deploy),
+  the wheel artifact (its version changes with every build: `dynamic_version`) and the targets
+  (`TARGETS`): in development mode (names, schemas and volumes carry the deploying user's prefix,
+  schedules paused) `dev` on a dedicated job cluster, `standard` on a standard access mode job
+  cluster and `serverless`; in production mode (one copy under the deployer's home, run as a
+  service principal, permissions, schedule on) `prod` on a dedicated job cluster and
+  `prod_serverless`;
+- `resources/<job>_job.yml`: the job without compute (its timeout, a run-duration health rule,
+  mail on failure), then each target's compute: a job cluster (classic targets; the IP salt from
+  a secret scope in `spark_env_vars`) or a serverless environment holding the wheel (each task's
+  `environment_key`);
+- `resources/<job>_storage.yml`: the schema holding the landing and warehouse volumes and the
+  four layer schemas holding the tables, with the grants the production job's service principal
+  needs.
 
 The tables are Unity Catalog managed tables `<catalog>.<schema_prefix><layer>.<table>`; the
 schema prefix is the storage schema's name plus `_`, so each target's tables follow the name
@@ -48,25 +53,38 @@ STORAGE_SCHEMA = "lakehouse"  # resources.schemas key and name: the volumes' sch
 SCHEMA_NAME = "${resources.schemas." + STORAGE_SCHEMA + ".name}"  # with the target mode's prefix
 IP_SALT_KEY = "ip_salt"  # the secret's key in the scope `var.secret_scope`
 IP_SALT_SECRET = "${var.secret_scope}/" + IP_SALT_KEY
-CLASSIC_TARGETS = ("dev", "prod")
-SERVERLESS_TARGET = "serverless"
+# Access modes as the Clusters API names them without `kind` (`DATA_SECURITY_MODE_*` names need
+# `kind: CLASSIC_PREVIEW`): dedicated to the job's identity, or standard (shared, Spark Connect).
+DEDICATED, STANDARD_ACCESS = "SINGLE_USER", "USER_ISOLATION"
+# target -> its compute: a job cluster's access mode, or None for serverless
+TARGETS = {
+    "dev": DEDICATED,
+    "standard": STANDARD_ACCESS,
+    "serverless": None,
+    "prod": DEDICATED,
+    "prod_serverless": None,
+}
+PRODUCTION_TARGETS = ("prod", "prod_serverless")
+# one copy per target under the deployer's home (the service principal's, deployed from CI):
+# only its owner can replace the wheel the job runs
+PRODUCTION_ROOT = (
+    "/Workspace/Users/${workspace.current_user.userName}/.bundle/${bundle.name}/${bundle.target}"
+)
 USER = "${workspace.current_user.short_name}"
-CLUSTER = {
-    "spark_version": "${var.spark_version}",
-    "node_type_id": "${var.node_type_id}",
-    "num_workers": 1,
-    # dedicated access: delta-spark reaches Delta's JVM classes, which standard access mode blocks
-    "data_security_mode": "DATA_SECURITY_MODE_DEDICATED",
-}
-# end-of-line comments written into the exported YAML, by key
+CLUSTER = {"spark_version": "${var.spark_version}", "node_type_id": "${var.node_type_id}", "num_workers": 1}
+LAYERS = ("bronze", "silver", "gold", "ops")  # a schema each: <schema_prefix><layer>
+# end-of-line comments written into the exported YAML, by key and value
 COMMENTS = {
-    "data_security_mode": "dedicated access: the delta-spark engine uses Delta's JVM classes",
-    "spark_env_vars": "the IP salt, resolved by Databricks from the secret scope (never in the job)",
+    ("data_security_mode", DEDICATED): "dedicated access mode: the cluster runs as the job's identity",
+    ("data_security_mode", STANDARD_ACCESS): "standard access mode: Spark Connect, no JVM access",
+    ("spark_env_vars", ""): "the IP salt, resolved by Databricks from the secret scope (never in the job)",
+    ("dynamic_version", "true"): "a version of its own per build: a cluster never runs a cached wheel",
 }
+REQUIRED_VARIABLES = ("catalog",)  # no default: given at deploy and run (--var, BUNDLE_VAR_<name>)
 VARIABLES = {
     "catalog": {
-        "description": "Unity Catalog catalog of the tables and volumes: <catalog>.<schema_prefix><layer>.<table>",
-        "default": "main",
+        "description": "Unity Catalog catalog of the tables and volumes (an existing one; no default: "
+        "--var catalog=NAME or BUNDLE_VAR_catalog): <catalog>.<schema_prefix><layer>.<table>",
     },
     "schema_prefix": {
         "description": "Prefix of each layer's schema (<prefix>bronze, ...): the storage schema's name, "
@@ -105,6 +123,10 @@ VARIABLES = {
     "operators": {
         "description": "Group that manages the prod deployment",
         "default": "admins",
+    },
+    "notify": {
+        "description": "Address mailed when a run fails or runs past its duration warning (default: the deployer)",
+        "default": "${workspace.current_user.userName}",
     },
 }
 SERVICE_PRINCIPAL_NAME = "catalog-lakehouse"  # the display name prod looks up
@@ -163,15 +185,38 @@ def job_document(graph: TaskGraph) -> dict:
             "max_retries": graph.retries,
         }
     )
-    return {"name": graph.name, "max_concurrent_runs": 1, "schedule": dict(graph.schedule), "tasks": tasks}
+    job = {"name": graph.name, "max_concurrent_runs": 1, "schedule": dict(graph.schedule)}
+    if graph.timeout_seconds:
+        job["timeout_seconds"] = graph.timeout_seconds
+    if graph.duration_warning_seconds:
+        job["health"] = {
+            "rules": [
+                {
+                    "metric": "RUN_DURATION_SECONDS",
+                    "op": "GREATER_THAN",
+                    "value": graph.duration_warning_seconds,
+                }
+            ]
+        }
+    job["email_notifications"] = {
+        "on_failure": ["${var.notify}"],
+        **(
+            {"on_duration_warning_threshold_exceeded": ["${var.notify}"]}
+            if graph.duration_warning_seconds
+            else {}
+        ),
+        "no_alert_for_skipped_runs": True,
+    }
+    return {**job, "tasks": tasks}
 
 
-def classic_compute(graph: TaskGraph, config: Config) -> dict:
-    """A target's job cluster, and each task on it with the wheel."""
+def classic_compute(graph: TaskGraph, config: Config, access_mode: str) -> dict:
+    """A target's job cluster in `access_mode`, and each task on it with the wheel."""
     spark_conf = {**config.raw["profiles"]["databricks"].get("spark_conf", {}), **REQUIRED_CONF}
     salt_env = config.section("privacy")["ip_salt_env"]
     cluster = {
         **CLUSTER,
+        "data_security_mode": access_mode,
         "spark_conf": {k: str(v) for k, v in sorted(spark_conf.items())},
         "spark_env_vars": {salt_env: "{{secrets/" + IP_SALT_SECRET + "}}"},
     }
@@ -201,26 +246,27 @@ def _task_keys(graph: TaskGraph) -> list[str]:
 
 
 def targets() -> dict:
-    """databricks.yml's targets."""
-    production_root = "/Workspace/Shared/.bundle/${bundle.name}/${bundle.target}"
-    return {
-        "dev": {"mode": "development", "default": True},
-        "prod": {
-            "mode": "production",
-            "workspace": {"root_path": production_root},
-            "variables": {"service_principal": {"lookup": {"service_principal": SERVICE_PRINCIPAL_NAME}}},
-            "run_as": {"service_principal_name": "${var.service_principal}"},
-            "permissions": [
-                {"level": "CAN_MANAGE", "group_name": "${var.operators}"},
-                {"level": "CAN_VIEW", "group_name": "users"},
-            ],
-        },
-        SERVERLESS_TARGET: {
-            "mode": "development",
-            # its own prefix: a dev and a serverless deployment of one user write distinct schemas
-            "presets": {"name_prefix": f"[serverless {USER}] "},
-        },
+    """databricks.yml's targets (`TARGETS`)."""
+    production = {
+        "mode": "production",
+        "workspace": {"root_path": PRODUCTION_ROOT},
+        "variables": {"service_principal": {"lookup": {"service_principal": SERVICE_PRINCIPAL_NAME}}},
+        "run_as": {"service_principal_name": "${var.service_principal}"},
+        "permissions": [
+            {"level": "CAN_MANAGE", "group_name": "${var.operators}"},
+            {"level": "CAN_VIEW", "group_name": "users"},
+        ],
     }
+    found = {}
+    for name in TARGETS:
+        if name in PRODUCTION_TARGETS:
+            found[name] = copy.deepcopy(production)
+        elif name == "dev":
+            found[name] = {"mode": "development", "default": True}
+        else:
+            # its own prefix: one user's deployments to several targets write distinct schemas
+            found[name] = {"mode": "development", "presets": {"name_prefix": f"[{name} {USER}] "}}
+    return found
 
 
 def storage_document() -> dict:
@@ -239,18 +285,33 @@ def storage_document() -> dict:
             ("warehouse", "The run's own files: GX validation documents, the data-quality report"),
         )
     }
-    schema = {
-        "catalog_name": "${var.catalog}",
-        "name": STORAGE_SCHEMA,
-        "comment": "catalog-lakehouse: the landing and warehouse volumes; the tables are in <this name>_<layer>",
+    schemas = {
+        STORAGE_SCHEMA: {
+            "catalog_name": "${var.catalog}",
+            "name": STORAGE_SCHEMA,
+            "comment": "catalog-lakehouse: the landing and warehouse volumes; the tables are in <this name>_<layer>",
+        }
     }
+    for layer in LAYERS:  # the names the tasks' schema prefix gives: <storage schema's name>_<layer>
+        schemas[f"{STORAGE_SCHEMA}_{layer}"] = {
+            "catalog_name": "${var.catalog}",
+            "name": f"{STORAGE_SCHEMA}_{layer}",
+            "comment": f"catalog-lakehouse: the {layer} tables",
+        }
     principal = "${var.service_principal}"
+    table_privileges = ["USE_SCHEMA", "CREATE_TABLE", "MODIFY", "SELECT"]
     prod = {
         "schemas": {
-            STORAGE_SCHEMA: {
-                "grants": [{"principal": principal, "privileges": ["USE_SCHEMA"]}],
+            key: {
+                "grants": [
+                    {
+                        "principal": principal,
+                        "privileges": ["USE_SCHEMA"] if key == STORAGE_SCHEMA else table_privileges,
+                    }
+                ],
                 "lifecycle": {"prevent_destroy": True},
             }
+            for key in schemas
         },
         "volumes": {
             name: {
@@ -261,15 +322,17 @@ def storage_document() -> dict:
         },
     }
     return {
-        "resources": {"schemas": {STORAGE_SCHEMA: schema}, "volumes": volumes},
-        "targets": {"prod": {"resources": prod}},
+        "resources": {"schemas": schemas, "volumes": volumes},
+        "targets": {target: {"resources": copy.deepcopy(prod)} for target in PRODUCTION_TARGETS},
     }
 
 
 def bundle_documents(graph: TaskGraph, config: Config) -> dict[str, dict]:
     """Relative path -> YAML document of every bundle file."""
-    compute = {target: classic_compute(graph, config) for target in CLASSIC_TARGETS}
-    compute[SERVERLESS_TARGET] = serverless_compute(graph)
+    compute = {
+        target: classic_compute(graph, config, mode) if mode else serverless_compute(graph)
+        for target, mode in TARGETS.items()
+    }
     job = {
         "resources": {"jobs": {graph.name: job_document(graph)}},
         "targets": {
@@ -285,6 +348,7 @@ def bundle_documents(graph: TaskGraph, config: Config) -> dict[str, dict]:
                 "type": "whl",
                 "path": ".",
                 "build": "python3 -m pip wheel --no-deps --wheel-dir dist .",
+                "dynamic_version": True,
                 "files": [{"source": "dist/*.whl"}],
             }
         },
@@ -304,8 +368,9 @@ def render(documents: dict[str, dict]) -> dict[str, str]:
 def _annotate(text: str) -> str:
     lines = []
     for line in text.splitlines():
-        key = line.strip().split(":", 1)[0]
-        lines.append(f"{line}  # {COMMENTS[key]}" if key in COMMENTS and ":" in line else line)
+        key, _, value = line.strip().partition(":")
+        comment = COMMENTS.get((key, value.strip())) if _ else None
+        lines.append(f"{line}  # {comment}" if comment else line)
     return "\n".join(lines) + "\n"
 
 

@@ -10,10 +10,14 @@ the Databricks CLI merges it (`pipelines.deploy.deployments`) and checked:
   `environment_key` names an environment of its job; every task has one kind of compute;
   `spark_version` has a runtime's shape (`17.3.x-scala2.13`); the task parameters are accepted
   by `lakehouse-task`; the entry point is declared in pyproject.toml (read with `tomllib`);
-  every `${...}` reference is known and every variable has a default or a lookup; the targets
-  have what their mode requires (production: `workspace.root_path` and `run_as`; development:
-  per-user names and paths, schedules left paused); the schedule's cron and time zone are valid
-  (`pipelines.deploy.quartz_cron`); the job's tasks and edges are the task groups'.
+  every `${...}` reference is known and every variable has a default or a lookup, but the
+  required ones (`catalog`), which must be declared and name the tasks' catalog; the targets
+  have what their mode requires (production: `run_as` and a `workspace.root_path` that only
+  the deployer can write, not a shared folder; development: per-user names and paths, schedules
+  left paused); a job cluster's access mode is one the Clusters API takes with its `kind`, and
+  one Unity Catalog serves; every wheel artifact gets a version of its own per build; the
+  schedule's cron and time zone are valid (`pipelines.deploy.quartz_cron`); the job's tasks and
+  edges are the task groups'.
 `databricks bundle validate` checks the rest against a workspace.
 """
 
@@ -34,7 +38,14 @@ import yaml
 from pipelines.core.config import PROJECT_ROOT, Config, load_config
 from pipelines.core.graph import TaskGraph, load_graph
 from pipelines.core.task_groups import task_groups
-from pipelines.deploy.bundle import MAINTENANCE_TASK, PACKAGE, TASK_ENTRY_POINT, bundle_documents, render
+from pipelines.deploy.bundle import (
+    MAINTENANCE_TASK,
+    PACKAGE,
+    REQUIRED_VARIABLES,
+    TASK_ENTRY_POINT,
+    bundle_documents,
+    render,
+)
 from pipelines.deploy.deployments import MAIN, REFERENCE, Deployment, deployment, target_names
 from pipelines.deploy.quartz_cron import cron_problems, timezone_problems
 from pipelines.deploy.task_parameters import task_parser
@@ -45,6 +56,12 @@ REFERENCE_ROOTS = ("var", "resources", "bundle", "workspace")
 PERMISSION_LEVELS = ("CAN_VIEW", "CAN_RUN", "CAN_MANAGE")
 PRINCIPALS = ("user_name", "group_name", "service_principal_name")
 USER_MARKERS = ("${workspace.current_user.short_name}", "${workspace.current_user.userName}", "~/")
+SHARED_ROOTS = ("/Workspace/Shared", "/Shared")  # every workspace user may write there
+# Access modes Unity Catalog serves: legacy names with any `kind`, the new ones only with
+# `kind: CLASSIC_PREVIEW` (Clusters API)
+ACCESS_MODES = ("SINGLE_USER", "USER_ISOLATION")
+NEW_ACCESS_MODES = ("DATA_SECURITY_MODE_DEDICATED", "DATA_SECURITY_MODE_STANDARD", "DATA_SECURITY_MODE_AUTO")
+NEW_KIND = "CLASSIC_PREVIEW"
 
 
 def check(
@@ -94,6 +111,7 @@ def validate(documents: dict[str, dict], root: Path, scripts: dict[str, str]) ->
         problems.append(f"{MAIN}: bundle.name is required")
     problems += _file_problems(documents, root, main)
     problems += variable_problems(documents)
+    problems += artifact_problems(main)
     problems += target_problems(main)
     by_target: dict[str, list[str]] = {}
     for target in target_names(documents):
@@ -157,11 +175,19 @@ def variable_problems(documents: dict[str, dict]) -> list[str]:
         for name in (settings or {}).get("variables") or {}:
             if name not in declared:
                 problems.append(f"{MAIN}: targets.{target}.variables.{name} is not declared")
+    for name in REQUIRED_VARIABLES:
+        if name not in declared:
+            problems.append(
+                f"{MAIN}: variable '{name}' is missing: the tasks and volumes need it "
+                f"(--{name}=${{var.{name}}}); run `lakehouse bundle`"
+            )
     for name, spec in declared.items():
         spec = spec or {}
         given_everywhere = targets and all(
             name in ((t or {}).get("variables") or {}) for t in targets.values()
         )
+        if name in REQUIRED_VARIABLES:
+            continue  # given at deploy and run: `databricks bundle deploy` names it when missing
         if "default" not in spec and "lookup" not in spec and not given_everywhere:
             problems.append(
                 f"{MAIN}: variable '{name}' has no default and no lookup: `databricks bundle run` "
@@ -205,10 +231,29 @@ def target_problems(main: dict) -> list[str]:
     return problems
 
 
+def artifact_problems(main: dict) -> list[str]:
+    """Every wheel artifact gets a version of its own per build: a cluster that has a wheel of
+    the same version installed would run the old code."""
+    return [
+        f"{MAIN}: artifacts.{name}: a wheel of the same version each build (a cluster may run a "
+        "cached, stale one): set dynamic_version: true"
+        for name, artifact in (main.get("artifacts") or {}).items()
+        if isinstance(artifact, dict)
+        and artifact.get("type") == "whl"
+        and artifact.get("dynamic_version") is not True
+    ]
+
+
 def _production_problems(at: str, target: dict) -> list[str]:
     problems = []
-    if not (target.get("workspace") or {}).get("root_path"):
+    root_path = (target.get("workspace") or {}).get("root_path")
+    if not root_path:
         problems.append(f"{at}: production mode needs workspace.root_path, so that only one copy is deployed")
+    elif any(root_path == shared or root_path.startswith(shared + "/") for shared in SHARED_ROOTS):
+        problems.append(
+            f"{at}.workspace.root_path {root_path} is a shared folder every workspace user can write: "
+            "anyone could replace the wheel the job runs; use /Workspace/Users/${workspace.current_user.userName}/..."
+        )
     run_as = target.get("run_as")
     if not run_as:
         problems.append(
@@ -340,6 +385,19 @@ def job_problems(
     for key, cluster in clusters.items():
         version = deployed.resolve((cluster.get("new_cluster") or {}).get("spark_version"))
         problems += [f"{where}: job cluster {key}: {p}" for p in spark_version_problems(version)]
+        problems += [
+            f"{where}: job cluster {key}: {p}" for p in access_mode_problems(cluster.get("new_cluster"))
+        ]
+    for task in tasks:
+        catalogs = [
+            p
+            for p in (task.get("python_wheel_task") or {}).get("parameters") or []
+            if p.startswith("--catalog")
+        ]
+        if catalogs and catalogs != ["--catalog=${var.catalog}"]:
+            problems.append(
+                f"{where}: task {task.get('task_key')}: --catalog must be ${{var.catalog}}, got {catalogs}"
+            )
     schedule = job.get("schedule")
     if schedule:
         problems += [
@@ -377,6 +435,27 @@ def wheel_problems(path: str, outputs: list[str], root: Path) -> list[str]:
     if path.startswith(("/", "dbfs:")) or any(root.glob(path)):
         return []  # a workspace or volume path (checked at deploy), or a wheel that exists
     return [f"wheel {path} does not exist and no artifact of {MAIN} builds it (artifacts build {outputs})"]
+
+
+def access_mode_problems(cluster: Any) -> list[str]:
+    """A job cluster's access mode as the Clusters API takes it: `SINGLE_USER` or `USER_ISOLATION`
+    (any `kind`), or a `DATA_SECURITY_MODE_*` name with `kind: CLASSIC_PREVIEW`; anything else
+    (none, `NONE`, the legacy modes) has no Unity Catalog."""
+    cluster = cluster or {}
+    mode, kind = cluster.get("data_security_mode"), cluster.get("kind")
+    if mode in NEW_ACCESS_MODES:
+        if kind != NEW_KIND:
+            return [
+                f"data_security_mode {mode} needs kind: {NEW_KIND} (the Clusters API refuses it without); "
+                f"or name it {'SINGLE_USER' if mode.endswith('DEDICATED') else 'USER_ISOLATION'}"
+            ]
+        return []
+    if mode not in ACCESS_MODES:
+        return [
+            f"data_security_mode {mode!r} reaches no Unity Catalog table: use SINGLE_USER (dedicated) "
+            "or USER_ISOLATION (standard)"
+        ]
+    return []
 
 
 def spark_version_problems(version: Any) -> list[str]:

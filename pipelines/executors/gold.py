@@ -59,6 +59,7 @@ from pipelines.quality import (
     no_rows_outcomes,
     suites_dir,
 )
+from pipelines.runtime.caching import keep_cached, release_cached
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import one_of
 from pipelines.store.pruning import AtLeast, In
@@ -99,7 +100,7 @@ def _gated(
     suite = _suite(spec, ctx)
     if suite is None:
         return write(rows, None)
-    cached = rows.persist()
+    cached = keep_cached(rows)
     try:
         count, outcomes = measure_output(cached, suite)
         fatal = breaches(outcomes)
@@ -108,7 +109,7 @@ def _gated(
             raise QualityGateError(gate_message(spec.table, fatal[0]))
         written = write(cached, count)
     finally:
-        cached.unpersist()
+        release_cached(cached)
     record_dq(ctx, spec.table, outcomes)
     return written
 
@@ -217,7 +218,7 @@ class _Scratch:
             if len(found) <= LOCAL_GROUPS:
                 self.collected = (sorted(found, key=str), values.schema)
                 return self.local(*self.collected)
-        cached = values.distinct().persist()
+        cached = keep_cached(values.distinct())
         self.cached.append(cached)
         return cached
 
@@ -233,7 +234,7 @@ class _Scratch:
 
     def release(self) -> None:
         for frame in self.cached:
-            frame.unpersist()
+            release_cached(frame)
 
 
 def _versions(spec: GoldTableSpec, warehouse: WarehouseView) -> tuple[dict[str, int], dict]:

@@ -44,6 +44,7 @@ from pipelines.quality import (
     suites_dir,
 )
 from pipelines.runtime import faults
+from pipelines.runtime.caching import keep_cached, release_cached
 from pipelines.runtime.spark import filters_stay_put, small_input_mode
 from pipelines.store.pruning import AtLeast, In
 
@@ -154,7 +155,7 @@ class Dedup:
 
     def unpersist(self) -> None:
         for frame in (self.ranked, self.kept):
-            frame.unpersist()
+            release_cached(frame)
 
 
 def _maybe_broadcast(frame: DataFrame, rows: int) -> DataFrame:
@@ -169,11 +170,10 @@ def _dedup(
     the batch may repeat (None when the table has none)."""
     order = Window.partitionBy(key).orderBy(*ORDER)
     columns = list(dict.fromkeys([key, *ORDER, *extra, *PROBE_COLUMNS]))
-    ranked = (
+    ranked = keep_cached(
         accepted.select(*columns)
         .withColumn("_n", F.row_number().over(order))
         .withColumn("_winner", F.first(F.struct(*ROW)).over(order))
-        .persist()
     )
     same_row = (F.col("_winner.source_file") == F.col("source_file")) & (
         F.col("_winner.record_index") == F.col("record_index")
@@ -198,7 +198,7 @@ def _dedup(
             present = F.broadcast(existing.join(F.broadcast(winners.select(key)), key, "left_semi"))
         else:
             present = winners.select(key).join(existing, key, "left_semi")
-    kept = (winners.join(present, key, "left_anti") if present is not None else winners).persist()
+    kept = keep_cached(winners.join(present, key, "left_anti") if present is not None else winners)
     return Dedup(ranked, kept, losers, present, counts["winners"], counts["losers"], counts["ties"])
 
 
@@ -225,7 +225,7 @@ def _checked(flagged: DataFrame, suite: Suite | None) -> DataFrame:
     saved. What does not fit in memory spills to disk.
     """
     bad = (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0)
-    return flagged.withColumn("_bad", bad).select("*", *rule_results(suite)).persist()
+    return keep_cached(flagged.withColumn("_bad", bad).select("*", *rule_results(suite)))
 
 
 def _narrow(
@@ -481,7 +481,7 @@ def _process(
             )
         record_dq(ctx, spec.table, outcomes + uniqueness + [o for check in spec.checks for o in check(store)])
     finally:
-        checked.unpersist()
+        release_cached(checked)
     return TaskResult(
         source_rows=source_rows,
         rows_in=rows_in,

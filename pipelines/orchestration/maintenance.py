@@ -1,10 +1,17 @@
-"""The Databricks job's last task: compact the warehouse's tables once the task groups are done.
+"""The Databricks job's last task: compact, vacuum, expire old validation documents and write the
+data-quality report, once the task groups are done.
 
 A task group runs with `compact=False`: groups run side by side, and a compaction of a table
 another group is appending to would only contend with it. So the job ends with one maintenance
-task (`lakehouse-task --maintenance`) that applies the policy a local run applies after itself
-(`maintenance.compact_min_files`, `maintenance.compact_target_file_mb`) to every table of the
-warehouse, while nothing else writes.
+task (`lakehouse-task --maintenance`) that, while nothing else writes:
+- compacts every table holding `maintenance.compact_min_files` small files (the policy a local
+  run applies after itself);
+- vacuums every table (`maintenance.vacuum_retention_hours`, 168 by default: Delta's own guard,
+  which serverless compute keeps), so the files compactions replaced do not pile up in storage;
+- deletes the GX validation documents older than `maintenance.validation_document_days`, each
+  table's newest kept (`lakehouse vacuum` does the same locally);
+- writes the data-quality report to `<warehouse>/reports/dq_report.html` (on Databricks, the
+  warehouse volume), where it can be downloaded or opened from the volume browser.
 """
 
 from __future__ import annotations
@@ -16,29 +23,46 @@ from pipelines.core.config import Config
 from pipelines.core.context import RunContext
 from pipelines.ops.compaction import CompactionPolicy, TableCompaction, compact_tables
 from pipelines.orchestration.runner import new_run_id
+from pipelines.quality import validation_documents
+from pipelines.quality.report import write_report
 from pipelines.runtime.spark import get_spark
 from pipelines.store import open_configured_store
 
 
 def run_maintenance(config: Config, spark=None, log_format: str = "text") -> list[TableCompaction]:
     """Compact each table holding `compact_min_files` small files (none when that is 0 or the
-    engine cannot compact); logs a first line naming the engine, one line per compaction and a
-    summary. Returns the compactions."""
+    engine cannot compact), vacuum every table, expire old validation documents and write the
+    DQ report; logs a first line naming the engine, a line per step and a summary. Returns the
+    compactions."""
     spark = spark or get_spark(config)
     store = open_configured_store(spark, config)
     ctx = RunContext(spark, store, config, new_run_id(), dt.datetime.now(dt.timezone.utc), log_format)
     started = time.monotonic()
     ctx.log("maintenance", run_id=ctx.run_id, warehouse=str(config.warehouse), engine=store.engine.name)
+    settings = config.section("maintenance")
     policy = CompactionPolicy.from_config(config)
     tables = store.tables()
     done = []
     if policy.min_files > 0 and store.compacts:
         done = compact_tables(store, tables, policy.target_bytes, policy.min_files, ctx.log)
+    retention = float(settings["vacuum_retention_hours"])
+    vacuumed = 0
+    for table in tables:
+        removed = store.vacuum(table, retention)
+        vacuumed += len(removed)
+        if removed:
+            ctx.log("vacuumed", table=table, files=len(removed), retention_hours=f"{retention:g}")
+    expired = validation_documents.remove_expired(store.warehouse, settings["validation_document_days"])
+    bronze_tables = {name: source["bronze_table"] for name, source in config.sources.items()}
+    report = write_report(store, None, bronze_tables)
     ctx.log(
         "done",
         tables=len(tables),
         compacted=len(done),
         min_small_files=policy.min_files,
+        files_vacuumed=vacuumed,
+        validation_documents_expired=len(expired),
+        report=str(report),
         seconds=f"{time.monotonic() - started:.1f}",
     )
     return done

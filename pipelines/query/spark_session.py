@@ -36,6 +36,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pipelines.core.warehouse_layout import LAYERS
 from pipelines.query.names import quote, referenced_names, view_definitions
 from pipelines.query.statements import Token, check_read_only, tokenize
+from pipelines.runtime.compute_rules import rules_of
 from pipelines.runtime.spark import REQUIRED_CONF, task_session
 from pipelines.store import TableStore, open_store
 
@@ -57,7 +58,8 @@ class SqlSession:
         schema_prefix: str = "",
     ):
         self.spark = task_session(spark)
-        for key, value in {**REQUIRED_CONF, **_shuffle_conf(spark)}.items():
+        settings = {**REQUIRED_CONF, **_shuffle_conf(spark)}
+        for key, value in rules_of(self.spark).settable_part(settings).items():  # serverless: a few
             self.spark.conf.set(key, value)
         self.store: TableStore = open_store(self.spark, warehouse, engine, catalog, schema_prefix)
         self.version = version

@@ -27,6 +27,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
+from pipelines.runtime.compute_rules import follow, named_rules, rules_of
 from pipelines.runtime.table_engines import engine_for_new_session, uses_connect
 
 # Settings the code relies on whatever the profile says: the delta-rs engine (UTC, micro-second
@@ -59,6 +60,9 @@ def get_spark(config: Config, java_options: str = "") -> SparkSession:
     spark_conf = {**profile.get("spark_conf", {}), **REQUIRED_CONF}
     if profile.get("use_existing_session"):
         spark = SparkSession.getActiveSession() or SparkSession.builder.getOrCreate()
+        rules = named_rules(profile.get("rules"))
+        if rules is not None:
+            follow(spark, rules)
         _set_runtime_conf(spark, spark_conf)
         return spark
     if uses_connect(config):
@@ -96,8 +100,17 @@ def remote_of(config: Config) -> str:
 def _connect_session(config: Config, spark_conf: dict) -> SparkSession:
     """A Spark Connect session. A `local[...]` remote starts a Connect server for this process,
     with the profile's settings and (for delta-spark) Delta's jars; a running server keeps its
-    own static settings, and takes the session's."""
+    own static settings, and takes the session's. With `rules` (serverless, standard) the
+    session refuses what that Databricks compute refuses (`pipelines.runtime.rules_session`)."""
     remote = remote_of(config)
+    rules = named_rules(config.profile.get("rules"))
+    if rules is not None:
+        from pipelines.runtime import rules_session
+
+        spark = rules_session.connect(remote, rules)
+        follow(spark, rules)
+        _set_runtime_conf(spark, spark_conf)
+        return spark
     builder = SparkSession.builder.remote(remote)
     if LOCAL_REMOTE.fullmatch(remote):
         settings = dict(spark_conf)
@@ -116,8 +129,10 @@ def _connect_session(config: Config, spark_conf: dict) -> SparkSession:
 
 
 def _set_runtime_conf(spark: SparkSession, spark_conf: dict) -> None:
-    """Apply the settings a running session takes (a cluster's or a server's static ones stay)."""
-    for key, value in spark_conf.items():
+    """Apply the settings a running session takes (a cluster's or a server's static ones stay;
+    on serverless only those it lets a client set: every other one has the value the code
+    needs as Spark's default, or only tunes speed)."""
+    for key, value in rules_of(spark).settable_part(spark_conf).items():
         try:
             if spark.conf.isModifiable(key):
                 spark.conf.set(key, str(value))
@@ -201,6 +216,14 @@ def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None
 
 
 @contextmanager
+def tuning_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """`session_conf` for settings that only tune speed: those the session's compute does not
+    let a client set (serverless, `pipelines.runtime.compute_rules`) are left as they are."""
+    with session_conf(spark, rules_of(spark).settable_part(settings)):
+        yield
+
+
+@contextmanager
 def small_input_mode(spark: SparkSession, rows: int, limit: int | None) -> Iterator[bool]:
     """Run the plans inside with `SMALL_INPUT_CONF` when `rows` (the task's input) is below
     `limit` (the profile's `small_input_rows`; 0 or None: never). Yields whether it switched.
@@ -213,7 +236,7 @@ def small_input_mode(spark: SparkSession, rows: int, limit: int | None) -> Itera
     if not limit or rows >= limit:
         yield False
         return
-    with session_conf(spark, SMALL_INPUT_CONF):
+    with tuning_conf(spark, SMALL_INPUT_CONF):
         yield True
 
 
@@ -234,8 +257,11 @@ def filters_stay_put(spark: SparkSession) -> Iterator[None]:
     JSON was parsed in the filter and again in the projection. Filters right above a table
     scan still reach the Parquet reader.
     """
-    rules = [r for r in (spark.conf.get(EXCLUDED_RULES, None) or "").split(",") if r.strip()]
-    with session_conf(spark, {EXCLUDED_RULES: ",".join(dict.fromkeys([*rules, *FILTER_PUSHDOWN_RULES]))}):
+    if not rules_of(spark).may_set(EXCLUDED_RULES):  # serverless: the same rows, typed twice
+        yield
+        return
+    excluded = [r for r in (spark.conf.get(EXCLUDED_RULES, None) or "").split(",") if r.strip()]
+    with session_conf(spark, {EXCLUDED_RULES: ",".join(dict.fromkeys([*excluded, *FILTER_PUSHDOWN_RULES]))}):
         yield
 
 
@@ -247,6 +273,7 @@ def task_session(spark: SparkSession) -> SparkSession:
     if is_connect(spark):
         return spark
     session = spark.newSession()
+    follow(session, rules_of(spark))
     for key, value in spark.conf.getAll.items():  # settings set on the running session too
         if spark.conf.isModifiable(key):
             session.conf.set(key, value)

@@ -32,11 +32,12 @@ from pyspark.sql.types import StructType
 from pipelines.core.locations import NotALocalPath, local_path
 from pipelines.core.warehouse_layout import holds_delta_table
 from pipelines.runtime import faults
-from pipelines.runtime.spark import session_conf
+from pipelines.runtime.spark import session_conf, tuning_conf
+from pipelines.store import change_feed, delta_spark_writes
+from pipelines.store.delta_operations import APPENDS, NO_DATA_CHANGE, REPLACES
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 from pipelines.store.pruning import selections_sql
 
-USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
 # The change data feed as the legacy protocol (1, 4) has it, which delta-rs creates too: both
 # engines then write each other's tables without table features (docs/engines.md, "Protocol").
@@ -47,11 +48,6 @@ LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 ONE_FILE_ROWS = 25_000
 HISTORY_WINDOW = 20  # commits a first look at a table's history reads; more only when asked
 COMPACTION_LOOKBACK = 100  # commits searched back for the last compaction
-# Commits that only add rows (or change no data), as DESCRIBE HISTORY names them.
-APPENDS = {"WRITE", "STREAMING UPDATE", "CREATE TABLE AS SELECT"}
-NO_DATA_CHANGE = {"OPTIMIZE", "SET TBLPROPERTIES", "CREATE TABLE", "ADD COLUMNS", "CHANGE COLUMN"}
-# Commits that replace the whole table: a count of the rows since the last one needs no more.
-REPLACES = {"CREATE TABLE AS SELECT", "CREATE OR REPLACE TABLE AS SELECT", "REPLACE TABLE AS SELECT"}
 CHANGE_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 NEW_ROWS = ("insert", "update_postimage")
 
@@ -212,7 +208,24 @@ class DeltaSparkEngine(Engine):
         created without it gets it here (its readers read it whole this once)."""
         if not self._change_data_on(ref):
             return False
-        return not any(_enables_change_data(c) for c in self._window(ref, since, until))
+        until = self.version(ref) if until is None else until
+        window = self._window(ref, since, until)
+        if any(_enables_change_data(c) for c in window):
+            return False
+        return self.cache.get(
+            ref.name,
+            ("feed covers", since, until),
+            lambda: change_feed.covers(
+                ref.name,
+                since,
+                window,
+                any(c["version"] <= since + 1 for c in self._commits(ref, since=since)),
+                lambda: self._changes(ref, since, until).count(),
+            ),
+        )
+
+    def _changes(self, ref: TableRef, since: int, until: int) -> DataFrame:
+        return change_feed.read_changes(self.spark, self._name(ref), since, until)
 
     def _change_data_on(self, ref: TableRef) -> bool:
         """The table records its change data. A table later tasks read the new rows of
@@ -290,13 +303,7 @@ class DeltaSparkEngine(Engine):
             return self.read(ref, until).limit(0)
         if not self._changes_recorded(ref, version, until):
             return self.read(ref, until)
-        changes = (
-            self.spark.read.format("delta")
-            .option("readChangeFeed", "true")
-            .option("startingVersion", version + 1)
-            .option("endingVersion", until)
-            .table(self._name(ref))
-        )
+        changes = self._changes(ref, version, until)
         return changes.where(F.col("_change_type").isin(*NEW_ROWS)).drop(*CHANGE_COLUMNS)
 
     # -- writing -------------------------------------------------------------------------------
@@ -321,8 +328,9 @@ class DeltaSparkEngine(Engine):
         metadata: str | None,
         options: dict[str, str] | None = None,
     ) -> None:
+        mode = delta_spark_writes.save_mode(mode, self.exists(ref), metadata)  # records `metadata`
         writer = df.write.format("delta").mode(mode).option("mergeSchema", "true")
-        for key, value in (options or {}).items():
+        for key, value in {**(options or {}), **delta_spark_writes.metadata_options(metadata)}.items():
             writer = writer.option(key, value)
         if not self.exists(ref):  # a table keeps the layout it was created with
             if partition_by:
@@ -332,10 +340,7 @@ class DeltaSparkEngine(Engine):
             if ref.changes_read:
                 for key, value in CHANGE_DATA_PROTOCOL.items():
                     writer = writer.option(key, value)
-        # the commit's userMetadata from the session: a write that creates the table commits as
-        # CREATE TABLE AS SELECT, which takes no write option for it
-        settings = {USER_METADATA: metadata} if metadata is not None else {}
-        with session_conf(self.spark, settings), self._committing("delta_commit", ref):
+        with self._committing("delta_commit", ref):
             writer.saveAsTable(self._name(ref))
 
     def append(self, df, ref, partition_by, metadata, rows=None) -> None:
@@ -346,9 +351,10 @@ class DeltaSparkEngine(Engine):
     def commit_no_rows(
         self, df: DataFrame, ref: TableRef, partition_by: list[str], metadata: str | None
     ) -> None:
-        """An empty append, recorded: Delta skips commits that add nothing unless told not to."""
-        with session_conf(self.spark, {"spark.databricks.delta.skipRecordingEmptyCommits": "false"}):
-            self._save(df.limit(0), ref, "append", partition_by, metadata)
+        """An empty append, recorded: Delta skips commits that add nothing unless they carry a
+        transaction identifier (`delta_spark_writes.recorded_options`)."""
+        options = delta_spark_writes.recorded_options(self.version(ref)) if self.exists(ref) else {}
+        self._save(df.limit(0), ref, "append", partition_by, metadata, options)
 
     def append_rows(self, rows: list[tuple], schema: StructType, ref: TableRef) -> None:
         """Bookkeeping rows in one file (a local frame is split over the default parallelism)."""
@@ -378,7 +384,11 @@ class DeltaSparkEngine(Engine):
             return count
         if count is not None and count <= ONE_FILE_ROWS:
             df = df.coalesce(1)
-        self._save(df, ref, "overwrite", [], metadata, {"replaceWhere": selections_sql(selections)})
+        options = {
+            **delta_spark_writes.recorded_options(self.version(ref)),
+            "replaceWhere": selections_sql(selections),
+        }
+        self._save(df, ref, "overwrite", [], metadata, options)  # recorded even when nothing moves
         return count
 
     def merge(self, df, ref, keys, delete_flag, metadata, rows=None) -> None:
@@ -409,12 +419,20 @@ class DeltaSparkEngine(Engine):
         finally:
             self.spark.catalog.dropTempView(view)
 
+    def replace_groups(self, df, ref, group_key, groups, keys, metadata, group_values=None, rows=None) -> int:
+        """One overwrite carrying `metadata` (`delta_spark_writes.replace_groups`): no MERGE,
+        which can record commit metadata only through a session setting."""
+        return delta_spark_writes.replace_groups(
+            self, df, ref, group_key, groups, keys, metadata, group_values, rows
+        )
+
     def _run_command(
         self, statement: str, ref: TableRef, metadata: str | None, failpoint: str = "delta_commit"
     ):
         """A Delta SQL command that commits, with `metadata` as its commit's userMetadata
-        (commands take no write options). Returns its result rows."""
-        settings = {USER_METADATA: metadata} if metadata is not None else {}
+        (commands take no write options: the session setting, where the compute allows it).
+        Returns its result rows."""
+        settings = delta_spark_writes.command_settings(self.spark, metadata)
         with session_conf(self.spark, settings), self._committing(failpoint, ref):
             return self.spark.sql(statement).collect()
 
@@ -462,7 +480,7 @@ class DeltaSparkEngine(Engine):
             "spark.databricks.delta.optimize.maxFileSize": str(target_bytes),
             "spark.databricks.delta.optimize.minFileSize": str(target_bytes),
         }
-        with session_conf(self.spark, settings):
+        with tuning_conf(self.spark, settings):  # serverless: Delta's own file sizes
             result = self._run_command(f"OPTIMIZE {self._name(ref)}", ref, None)
         metrics = result[0]["metrics"] if result else None
         if metrics is None:
@@ -484,7 +502,7 @@ class DeltaSparkEngine(Engine):
             "spark.databricks.delta.retentionDurationCheck.enabled": "false",
             LISTING_PARALLELISM: str(os.cpu_count() or 2),
         }
-        with session_conf(self.spark, settings):
+        with tuning_conf(self.spark, settings):  # serverless: Delta's 7-day guard stays
             files = [row[0] for row in self.spark.sql(f"{vacuum} DRY RUN").collect()]
             if files and not dry_run:
                 self.spark.sql(vacuum).collect()

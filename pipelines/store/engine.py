@@ -16,6 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from pipelines.runtime.caching import keep_cached, release_cached
 from pipelines.store.metadata import MetadataCache
 from pipelines.store.pruning import Bound, select_matching
 
@@ -221,7 +222,7 @@ class Engine(ABC):
         engines may rewrite only the data files holding affected rows instead.
         """
         flag = "_delete"
-        new_rows = df.persist()
+        new_rows = keep_cached(df)
         try:
             count = new_rows.count() if rows is None else rows
             if not self.exists(ref):
@@ -235,7 +236,7 @@ class Engine(ABC):
             self.merge(changes, ref, keys, flag, metadata)
             return count
         finally:
-            new_rows.unpersist()
+            release_cached(new_rows)
 
     def replace_where(
         self,

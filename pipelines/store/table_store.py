@@ -208,7 +208,18 @@ class TableStore:
         if schema in self._registered:
             return
         if not self.spark.catalog.databaseExists(schema.replace("`", "")):
-            self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            try:
+                self.spark.sql(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            except Exception as exc:
+                if self.catalog and not any(
+                    c.name == self.catalog for c in self.spark.catalog.listCatalogs()
+                ):
+                    raise CatalogNotFound(
+                        f"catalog {self.catalog!r} does not exist, or this identity may not use it: create "
+                        "it (or grant USE CATALOG on it), or name an existing one (storage.catalog; the "
+                        "bundle's catalog variable: --var catalog=NAME)"
+                    ) from exc
+                raise
         self._registered.add(schema)
 
     # -- metadata ----------------------------------------------------------------------------
@@ -476,6 +487,10 @@ class TableStore:
             for staging in sorted((self.warehouse / layer).glob(f"*/{STAGING}")):
                 removed += remove_stale(str(staging), retention_hours, dry_run)
         return removed
+
+
+class CatalogNotFound(RuntimeError):
+    """The configured catalog (`storage.catalog`) does not exist, so no schema can be made in it."""
 
 
 def _encode(metadata: dict | None) -> str | None:

@@ -3,7 +3,8 @@
 PySpark ships the server (`org.apache.spark.sql.connect.service.SparkConnectServer`, in its
 `spark-connect` jar); `spark-submit` from the PySpark package starts it with Delta's jars from
 Spark's Ivy cache (fetched from Maven Central on a machine's first run), Delta's SQL extension
-and catalog, and the settings the product requires of any session. The pipeline then talks to
+and catalog, and otherwise Spark's defaults, as a Databricks server has none of the product's
+settings: a session sets those it may (serverless: hardly any). The pipeline then talks to
 it as a Databricks serverless job or a standard access mode cluster talks to theirs: through
 a Spark Connect client only (`profile: connect`). When the server cannot start (no Maven
 Central, no Java), `start_server` raises `ServerUnavailable` with a one-line reason, which the
@@ -22,7 +23,7 @@ from pathlib import Path
 import pyspark
 
 from pipelines.runtime.java import ensure_java
-from pipelines.runtime.spark import DELTA_SQL_CONF, REQUIRED_CONF, delta_package
+from pipelines.runtime.spark import DELTA_SQL_CONF, delta_package
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 READY = "Spark Connect server started"
@@ -71,7 +72,6 @@ def start_server(folder: Path) -> ConnectServer:
     port = _free_port()
     settings = {
         **SERVER_CONF,
-        **REQUIRED_CONF,
         **DELTA_SQL_CONF,
         "spark.connect.grpc.binding.port": str(port),
         "spark.sql.warehouse.dir": str(folder / "spark-warehouse"),

@@ -1,5 +1,6 @@
-"""The Databricks Asset Bundle: exported from the task graph's groups, committed, three targets
-that each deploy a complete job."""
+"""The Databricks Asset Bundle: exported from the task graph's groups, committed, five targets
+(dedicated, standard and serverless compute in development; dedicated and serverless in
+production) that each deploy a complete job."""
 
 from __future__ import annotations
 
@@ -74,37 +75,51 @@ def test_every_task_passes_the_same_options(documents):
         ]
 
 
-def test_three_targets_dev_prod_and_serverless(documents):
+def test_five_targets_for_each_compute_in_development_and_production(documents):
     main = documents["databricks.yml"]
-    assert target_names(documents) == ["dev", "prod", "serverless"]
+    assert target_names(documents) == ["dev", "standard", "serverless", "prod", "prod_serverless"]
     assert main["targets"]["dev"] == {"mode": "development", "default": True}
-    prod = main["targets"]["prod"]
-    assert prod["mode"] == "production"
-    assert prod["workspace"]["root_path"].endswith("/.bundle/${bundle.name}/${bundle.target}")
-    assert prod["run_as"] == {"service_principal_name": "${var.service_principal}"}
-    assert prod["variables"]["service_principal"] == {"lookup": {"service_principal": "catalog-lakehouse"}}
-    assert {p["level"] for p in prod["permissions"]} == {"CAN_MANAGE", "CAN_VIEW"}
-    assert main["targets"]["serverless"]["mode"] == "development"
+    for name in ("standard", "serverless"):
+        assert main["targets"][name] == {
+            "mode": "development",
+            "presets": {"name_prefix": f"[{name} ${{workspace.current_user.short_name}}] "},
+        }
+    for name in ("prod", "prod_serverless"):
+        prod = main["targets"][name]
+        assert prod["mode"] == "production"
+        # under the deployer's home (the service principal's, from CI), never a shared folder
+        assert prod["workspace"]["root_path"] == (
+            "/Workspace/Users/${workspace.current_user.userName}/.bundle/${bundle.name}/${bundle.target}"
+        )
+        assert prod["run_as"] == {"service_principal_name": "${var.service_principal}"}
+        assert prod["variables"]["service_principal"] == {
+            "lookup": {"service_principal": "catalog-lakehouse"}
+        }
+        assert {p["level"] for p in prod["permissions"]} == {"CAN_MANAGE", "CAN_VIEW"}
 
 
-def test_classic_targets_run_on_a_dedicated_job_cluster_with_the_wheel(documents):
-    for target in ("dev", "prod"):
-        job = deployed_job(documents, target)
-        ((cluster,),) = [[c["new_cluster"] for c in job["job_clusters"]]]
-        assert cluster["spark_version"] == "${var.spark_version}"
-        assert cluster["node_type_id"] == "${var.node_type_id}"
-        assert cluster["data_security_mode"] == "DATA_SECURITY_MODE_DEDICATED"
-        assert cluster["spark_conf"]["spark.sql.session.timeZone"] == "UTC"
-        assert cluster["spark_env_vars"] == {"LAKEHOUSE_IP_SALT": "{{secrets/${var.secret_scope}/ip_salt}}"}
-        assert not {"aws_attributes", "azure_attributes", "gcp_attributes"} & set(cluster)
-        for task in job["tasks"]:
-            assert task["job_cluster_key"] == "lakehouse_cluster"
-            assert task["libraries"] == [{"whl": "dist/*.whl"}]  # ../dist/*.whl from resources/
-            assert "environment_key" not in task
+@pytest.mark.parametrize(
+    ("target", "access_mode"),
+    [("dev", "SINGLE_USER"), ("prod", "SINGLE_USER"), ("standard", "USER_ISOLATION")],
+)
+def test_classic_targets_run_on_a_job_cluster_in_an_access_mode_the_api_takes(documents, target, access_mode):
+    job = deployed_job(documents, target)
+    ((cluster,),) = [[c["new_cluster"] for c in job["job_clusters"]]]
+    assert cluster["spark_version"] == "${var.spark_version}"
+    assert cluster["node_type_id"] == "${var.node_type_id}"
+    assert cluster["data_security_mode"] == access_mode and "kind" not in cluster
+    assert cluster["spark_conf"]["spark.sql.session.timeZone"] == "UTC"
+    assert cluster["spark_env_vars"] == {"LAKEHOUSE_IP_SALT": "{{secrets/${var.secret_scope}/ip_salt}}"}
+    assert not {"aws_attributes", "azure_attributes", "gcp_attributes"} & set(cluster)
+    for task in job["tasks"]:
+        assert task["job_cluster_key"] == "lakehouse_cluster"
+        assert task["libraries"] == [{"whl": "dist/*.whl"}]  # ../dist/*.whl from resources/
+        assert "environment_key" not in task
 
 
-def test_the_serverless_target_has_no_cluster_and_an_environment_holding_the_wheel(documents):
-    job = deployed_job(documents, "serverless")
+@pytest.mark.parametrize("target", ["serverless", "prod_serverless"])
+def test_the_serverless_targets_have_no_cluster_and_an_environment_holding_the_wheel(documents, target):
+    job = deployed_job(documents, target)
     assert "job_clusters" not in job
     assert job["environments"] == [
         {"environment_key": "lakehouse", "spec": {"environment_version": "4", "dependencies": ["dist/*.whl"]}}
@@ -116,9 +131,31 @@ def test_the_serverless_target_has_no_cluster_and_an_environment_holding_the_whe
         assert "--ip-salt-secret=${var.secret_scope}/ip_salt" in task["python_wheel_task"]["parameters"]
 
 
-def test_every_variable_has_a_default_so_deploy_and_run_need_no_var(documents):
+def test_the_job_has_a_timeout_a_duration_warning_and_mails_on_failure(documents):
+    graph = load_graph()
+    job = documents["resources/catalog_lakehouse_job.yml"]["resources"]["jobs"]["catalog_lakehouse"]
+    assert job["timeout_seconds"] == graph.timeout_seconds > 0
+    assert job["health"] == {
+        "rules": [
+            {"metric": "RUN_DURATION_SECONDS", "op": "GREATER_THAN", "value": graph.duration_warning_seconds}
+        ]
+    }
+    assert job["email_notifications"]["on_failure"] == ["${var.notify}"]
+    assert job["email_notifications"]["on_duration_warning_threshold_exceeded"] == ["${var.notify}"]
+    assert (
+        documents["databricks.yml"]["variables"]["notify"]["default"] == "${workspace.current_user.userName}"
+    )
+
+
+def test_the_wheel_gets_a_version_of_its_own_with_every_build(documents):
+    (artifact,) = documents["databricks.yml"]["artifacts"].values()
+    assert artifact["type"] == "whl" and artifact["dynamic_version"] is True
+
+
+def test_the_catalog_is_named_at_deploy_and_every_other_variable_has_a_default(documents):
     variables = documents["databricks.yml"]["variables"]
-    assert all("default" in spec for spec in variables.values())
+    assert "default" not in variables["catalog"]  # no catalog exists on every workspace
+    assert all("default" in spec for name, spec in variables.items() if name != "catalog")
     assert variables["node_type_id"]["default"] == "i3.xlarge"
     assert variables["spark_version"]["default"] == "17.3.x-scala2.13"
 
@@ -127,28 +164,45 @@ def test_every_variable_has_a_default_so_deploy_and_run_need_no_var(documents):
     ("target", "user", "schema"),
     [
         ("dev", "alice", "dev_alice_lakehouse"),
+        ("standard", "alice", "standard_alice_lakehouse"),
         ("serverless", "alice", "serverless_alice_lakehouse"),
         ("prod", "x", "lakehouse"),
+        ("prod_serverless", "x", "lakehouse"),
     ],
 )
 def test_each_target_has_its_own_schemas_and_volumes(documents, target, user, schema):
-    """dev and prod share no schema or volume: development mode prefixes the storage schema with
-    the user, and the tables' schemas and the volume paths follow that schema's name."""
+    """Development targets share no schema or volume: development mode prefixes every schema with
+    the target and user, and the volume paths and the tasks' schema prefix follow the storage
+    schema's name, so the layer schemas the bundle creates are the ones the tasks write."""
     deployed = deployment(documents, target)
+    deployed.variables["catalog"] = "sales"
     resolve = lambda value: deployed.resolve(value, user=user)  # noqa: E731
     assert resolve("${resources.schemas.lakehouse.name}") == schema
     assert resolve("${var.schema_prefix}") == f"{schema}_"
-    assert resolve("${var.landing}") == f"/Volumes/main/{schema}/landing"
-    assert resolve("${var.warehouse}") == f"/Volumes/main/{schema}/warehouse"
+    assert resolve("${var.landing}") == f"/Volumes/sales/{schema}/landing"
+    assert resolve("${var.warehouse}") == f"/Volumes/sales/{schema}/warehouse"
     volumes = deployed.resources["volumes"]
     assert {resolve(v["schema_name"]) for v in volumes.values()} == {schema}
+    schemas = deployed.resources["schemas"]
+    layers = {f"{schema}_{layer}" for layer in ("bronze", "silver", "gold", "ops")}
+    names = {resolve(f"${{resources.schemas.{key}.name}}") for key in schemas if key != "lakehouse"}
+    assert names == layers
+    assert {
+        resolve("${var.schema_prefix}") + layer for layer in ("bronze", "silver", "gold", "ops")
+    } == layers
 
 
-def test_prod_grants_its_service_principal_the_volumes_and_keeps_them_from_a_destroy(documents):
-    prod = deployment(documents, "prod").resources
-    assert prod["schemas"]["lakehouse"]["grants"] == [
-        {"principal": "${var.service_principal}", "privileges": ["USE_SCHEMA"]}
-    ]
+@pytest.mark.parametrize("target", ["prod", "prod_serverless"])
+def test_prod_grants_its_service_principal_what_the_job_needs_and_keeps_it_from_a_destroy(documents, target):
+    prod = deployment(documents, target).resources
+    principal = "${var.service_principal}"
+    assert prod["schemas"]["lakehouse"]["grants"] == [{"principal": principal, "privileges": ["USE_SCHEMA"]}]
+    for layer in ("bronze", "silver", "gold", "ops"):
+        schema = prod["schemas"][f"lakehouse_{layer}"]
+        assert schema["grants"] == [
+            {"principal": principal, "privileges": ["USE_SCHEMA", "CREATE_TABLE", "MODIFY", "SELECT"]}
+        ]
+        assert schema["lifecycle"] == {"prevent_destroy": True}
     for volume in prod["volumes"].values():
         assert volume["grants"][0]["privileges"] == ["READ_VOLUME", "WRITE_VOLUME"]
         assert volume["lifecycle"] == {"prevent_destroy": True}

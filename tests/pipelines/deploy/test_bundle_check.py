@@ -88,8 +88,8 @@ def test_a_spark_version_without_the_runtimes_shape_is_caught(documents, tmp_pat
     documents["databricks.yml"]["variables"]["spark_version"]["default"] = "99.9.x-nope"
     problems = problems_of(documents, tmp_path)
     assert (
-        "target dev, prod: job catalog_lakehouse: job cluster lakehouse_cluster: spark_version '99.9.x-nope'"
-        in problems
+        "target dev, standard, prod: job catalog_lakehouse: job cluster lakehouse_cluster: "
+        "spark_version '99.9.x-nope'" in problems
     )
     documents["databricks.yml"]["variables"]["spark_version"]["default"] = "15.4.x-photon-scala2.12"
     assert problems_of(documents, tmp_path) == ""
@@ -116,11 +116,11 @@ def test_a_wheel_is_caught_when_no_artifact_builds_it_any_more(documents, tmp_pa
     del documents["databricks.yml"]["artifacts"]
     problems = problems_of(documents, tmp_path)
     assert (
-        "target dev, prod: job catalog_lakehouse: task bronze_datahub: wheel dist/*.whl does not exist"
+        "target dev, standard, prod: job catalog_lakehouse: task bronze_datahub: wheel dist/*.whl does not exist"
         in problems
     )
     assert (
-        "target serverless: job catalog_lakehouse: environment lakehouse: wheel dist/*.whl does not"
+        "target serverless, prod_serverless: job catalog_lakehouse: environment lakehouse: wheel dist/*.whl does not"
         in problems
     )
 
@@ -273,3 +273,73 @@ def test_an_override_of_a_task_the_job_lacks_is_caught(documents, tmp_path):
     problems = problems_of(documents, tmp_path)
     assert "task bronze_datahub: runs nothing" in problems
     assert "parameters run 'bronze_datahub', not 'bronze_all'" in problems
+
+
+@pytest.mark.parametrize(
+    ("cluster", "problem"),
+    [
+        (
+            {"data_security_mode": "DATA_SECURITY_MODE_DEDICATED"},
+            "data_security_mode DATA_SECURITY_MODE_DEDICATED needs kind: CLASSIC_PREVIEW",
+        ),
+        (
+            {"data_security_mode": "DATA_SECURITY_MODE_STANDARD"},
+            "data_security_mode DATA_SECURITY_MODE_STANDARD needs kind: CLASSIC_PREVIEW (the Clusters API "
+            "refuses it without); or name it USER_ISOLATION",
+        ),
+        ({"data_security_mode": "NONE"}, "data_security_mode 'NONE' reaches no Unity Catalog table"),
+        ({"data_security_mode": None}, "data_security_mode None reaches no Unity Catalog table"),
+    ],
+)
+def test_an_access_mode_the_clusters_api_refuses_or_without_unity_catalog_is_caught(
+    documents, tmp_path, cluster, problem
+):
+    new_cluster = compute(documents, "dev")["job_clusters"][0]["new_cluster"]
+    new_cluster.update(cluster)
+    if cluster["data_security_mode"] is None:
+        del new_cluster["data_security_mode"]
+    problems = problems_of(documents, tmp_path)
+    assert f"target dev: job catalog_lakehouse: job cluster lakehouse_cluster: {problem}" in problems
+
+
+def test_the_new_access_mode_names_pass_with_their_kind(documents, tmp_path):
+    for target, mode in (
+        ("dev", "DATA_SECURITY_MODE_DEDICATED"),
+        ("standard", "DATA_SECURITY_MODE_STANDARD"),
+    ):
+        compute(documents, target)["job_clusters"][0]["new_cluster"].update(
+            data_security_mode=mode, kind="CLASSIC_PREVIEW"
+        )
+    assert problems_of(documents, tmp_path) == ""
+
+
+@pytest.mark.parametrize(
+    "root", ["/Workspace/Shared/.bundle/${bundle.name}/${bundle.target}", "/Shared/lakehouse"]
+)
+def test_a_production_root_every_workspace_user_can_write_is_caught(documents, tmp_path, root):
+    documents["databricks.yml"]["targets"]["prod"]["workspace"]["root_path"] = root
+    problems = problems_of(documents, tmp_path)
+    assert (
+        f"targets.prod.workspace.root_path {root} is a shared folder every workspace user can write"
+        in problems
+    )
+
+
+def test_a_missing_catalog_variable_is_caught(documents, tmp_path):
+    del documents["databricks.yml"]["variables"]["catalog"]
+    problems = problems_of(documents, tmp_path)
+    assert "databricks.yml: variable 'catalog' is missing: the tasks and volumes need it" in problems
+    assert "${var.catalog} is not declared under databricks.yml variables" in problems
+
+
+def test_tasks_must_write_the_catalog_the_variable_names(documents, tmp_path):
+    parameters = base_job(documents)["tasks"][0]["python_wheel_task"]["parameters"]
+    parameters[parameters.index("--catalog=${var.catalog}")] = "--catalog=main"
+    problems = problems_of(documents, tmp_path)
+    assert "task bronze_datahub: --catalog must be ${var.catalog}, got ['--catalog=main']" in problems
+
+
+def test_a_wheel_whose_version_never_changes_is_caught(documents, tmp_path):
+    documents["databricks.yml"]["artifacts"]["lakehouse_wheel"]["dynamic_version"] = False
+    problems = problems_of(documents, tmp_path)
+    assert "artifacts.lakehouse_wheel: a wheel of the same version each build" in problems

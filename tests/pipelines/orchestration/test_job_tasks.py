@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
@@ -14,6 +16,7 @@ import pytest
 from pipelines.core.config import ConfigError, load_config
 from pipelines.deploy.secrets import salt_from_secret
 from pipelines.orchestration.maintenance import run_maintenance
+from pipelines.quality import validation_documents
 from pipelines.store import open_store
 
 SALT = "pepper-from-the-scope"
@@ -37,6 +40,35 @@ def test_the_maintenance_task_compacts_every_table_holding_enough_small_files(sp
     assert out[0].startswith("maintenance ") and "engine=delta-rs" in out[0]
     assert any(line.startswith("compacted") and "table=silver.fragmented" in line for line in out)
     assert out[-1].startswith("done") and "tables=2" in out[-1] and "compacted=1" in out[-1]
+
+
+def test_the_maintenance_task_vacuums_expires_validation_documents_and_writes_the_report(
+    spark, tmp_path, capsys
+):
+    store = open_store(spark, tmp_path / "warehouse", "delta-rs")
+    for start in (0, 10, 20):
+        store.append(spark.range(start, start + 10).coalesce(1), "silver.fragmented")
+    before = {p for p in (tmp_path / "warehouse" / "silver" / "fragmented").glob("*.parquet")}
+    documents = validation_documents.table_folder(tmp_path / "warehouse", "silver.fragmented")
+    documents.mkdir(parents=True)
+    for name, days_old in (("old.json", 100), ("recent.json", 1), ("newest.json", 0)):
+        (documents / name).write_text("{}")
+        written = time.time() - days_old * validation_documents.DAY_SECONDS
+        os.utime(documents / name, (written, written))
+    conf = tmp_path / "maintenance.yaml"
+    conf.write_text(
+        "maintenance:\n  compact_min_files: 3\n  vacuum_retention_hours: 0\nstorage:\n  engine: delta-rs\n"
+    )
+    run_maintenance(load_config(conf).with_overrides(warehouse=str(tmp_path / "warehouse")), spark=spark)
+    after = {p for p in (tmp_path / "warehouse" / "silver" / "fragmented").glob("*.parquet")}
+    assert before and not before & after  # the compacted files' predecessors are vacuumed
+    assert sorted(r.id for r in store.read("silver.fragmented").collect()) == list(range(30))
+    assert sorted(p.name for p in documents.iterdir()) == ["newest.json", "recent.json"]
+    report = tmp_path / "warehouse" / "reports" / "dq_report.html"
+    assert report.is_file() and "<html" in report.read_text()
+    out = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("vacuumed") and "table=silver.fragmented" in line for line in out)
+    assert "validation_documents_expired=1" in out[-1] and f"report={report}" in out[-1]
 
 
 def test_the_maintenance_task_leaves_tables_alone_when_compaction_is_off(spark, tmp_path):
