@@ -7,6 +7,7 @@ left behind, or files an overwrite removed, are never read.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -529,7 +530,9 @@ class DeltaRsEngine(Engine):
            when the groups are collected (`group_values`) and the key is one column held in
            the files (`arrow_rows`), else by a Spark scan of the key and group columns and a
            Spark rewrite.
-        4. One commit removes those files and adds both folders' files.
+        4. One commit removes those files and adds both folders' files, the copied rows' files
+           with `dataChange: false` (rows the table held already), so `read_added_since` returns
+           the rows of `df` alone, as delta-spark's change data feed does.
         Files holding no affected row are neither read whole nor rewritten.
         """
         path = _folder(ref)
@@ -553,8 +556,9 @@ class DeltaRsEngine(Engine):
             )
         added = publish_staged_files(new_dir, path, partition_by)
         rows = _records(added)
-        if kept_dir is not None:
-            added += publish_staged_files(kept_dir, path, partition_by)
+        if kept_dir is not None:  # rows copied unchanged out of the removed files: no new data
+            kept = publish_staged_files(kept_dir, path, partition_by)
+            added += [dataclasses.replace(add, data_change=False) for add in kept]
         now = int(time.time() * 1000)
         faults.checkpoint("merge_commit", ref.name)
         self._commit(
