@@ -141,6 +141,8 @@ class GoldTableSpec:
     3. `incremental` says how the touched groups reach the table: rebuilt from their history
        (`RebuildGroups`, the default), appended (`Append`), added up (`Accumulate`) or
        extended in event-time order (`Extend`).
+    `revision` names what the rows depend on beyond the sources (the table's columns, the
+    configured rules): a table last built under another revision is built again in full, once.
     """
 
     table: str
@@ -151,3 +153,4 @@ class GoldTableSpec:
     row_key: tuple[str, ...]
     partition_by: tuple[str, ...] = ()
     incremental: IncrementalStrategy = field(default_factory=RebuildGroups)
+    revision: str = ""
