@@ -11,8 +11,8 @@ It reads the gold tables that own each rule, so they are decided once:
 - live: `gold.entity_status_timeline` (created, restored, soft- or hard-deleted); an entity no
   lifecycle event has named yet is live from its first event;
 - schema fields: present while `gold.schema_field_timeline` has them (a field no schema event
-  names is present from its first own event), and live only while their dataset is; a field's
-  platform and domain are its dataset's;
+  names is taken to exist with its dataset: DataHub announces a dataset's columns with the
+  dataset), and live only while their dataset is; a field's platform and domain are its dataset's;
 - described: the last change of `gold.documentation_history` left a text.
 - An OpenMetadata rename (`name` updated) ends the entity under its old FQN (the timelines key
   OpenMetadata entities by FQN, so the renamed entity goes on under its new key;
@@ -253,8 +253,9 @@ def _inherited(parents: DataFrame, children: DataFrame, classes: int) -> DataFra
 
 
 def _points(signals: DataFrame, classes: int) -> DataFrame:
-    """One row per entity and instant: the changes at that instant summed, the values it set; a
-    field's points before its first own event dropped (it appears with its first own event)."""
+    """One row per entity and instant: the changes at that instant summed, the values it set. A
+    field the schema timeline knows appears with its first own event (its dataset's earlier points
+    dropped); one it does not know is taken to exist with its dataset."""
     sums = [F.sum(c).alias(c) for c in ("d_owner", "d_term", "d_tag", "d_domain", "parent_d_domain")]
     sums += [F.sum(f"d_class_{i}").alias(f"d_class_{i}") for i in range(classes)]
     last = [
@@ -272,9 +273,10 @@ def _points(signals: DataFrame, classes: int) -> DataFrame:
     )
     whole = Window.partitionBy("entity")
     first_own = F.min(F.when(F.col("own"), F.col("time"))).over(whole)
-    return points.withColumns({"parent": F.max("parent").over(whole), "_first_own": first_own}).filter(
-        F.col("time") >= F.col("_first_own")
-    )
+    schema_known = F.max(F.col("presence").isNotNull()).over(whole)
+    return points.withColumns(
+        {"parent": F.max("parent").over(whole), "_first_own": first_own, "_schema_known": schema_known}
+    ).filter((F.col("time") >= F.col("_first_own")) | ~F.col("_schema_known"))
 
 
 def _profiles(points: DataFrame, rules: GovernanceRules) -> DataFrame:
