@@ -67,17 +67,27 @@ COLUMNS = column_names(SCHEMA)
 
 
 def _renames(rows: DataFrame) -> DataFrame:
-    """OpenMetadata `name` updates, with the key the entity had before (its FQN's last part replaced)."""
+    """OpenMetadata `name` updates, twice: under the key the entity had before (its FQN's last part
+    replaced), which the rename ends, and under its new key, which it begins (`_key`, `_live`)."""
     chosen = rows.filter(
         (F.col("field_name") == "name") & (F.col("change_kind") == "updated") & F.col("column_name").isNull()
     )
     old, new = _unquoted(F.col("old_value")), _unquoted(F.col("new_value"))
-    fqn = F.col("entity_fqn")
-    stem = F.when(fqn.endswith(new), F.expr("substring(entity_fqn, 1, length(entity_fqn) - length(_new))"))
+    stem = F.when(
+        F.col("entity_fqn").endswith(F.col("_new")),
+        F.expr("substring(entity_fqn, 1, length(entity_fqn) - length(_new))"),
+    )
+    old_key = F.concat(F.lit(OM_PREFIX), F.col("entity_type"), F.lit(":"), stem, old)
+    sides = F.array(
+        F.struct(old_key.alias("key"), F.lit(0).alias("live")),
+        F.struct(F.col("entity_key").alias("key"), F.lit(1).alias("live")),
+    )
     return (
         chosen.withColumn("_new", new)
-        .withColumn("_old_key", F.concat(F.lit(OM_PREFIX), F.col("entity_type"), F.lit(":"), stem, old))
+        .withColumn("_old_key", old_key)
         .filter(F.col("_old_key").isNotNull() & (F.col("_old_key") != F.col("entity_key")))
+        .select("*", F.explode(sides).alias("_side"))
+        .select("*", F.col("_side.key").alias("_key"), F.col("_side.live").alias("_live"))
     )
 
 
@@ -88,13 +98,13 @@ def _unquoted(value: Column) -> Column:
 
 def relevant(source_table: str, rows: DataFrame) -> DataFrame:
     """Every row of the gold tables the profile reads, grouped by its root entity; OpenMetadata
-    renames grouped by the entity they end."""
+    renames under both the entity they end and the one they begin."""
     if source_table in (TAGS, OWNERS, TERMS, DOMAINS, STATUS, FIELDS):
         return rows.withColumn(GROUP, F.col(GROUP_COLUMN))
     if source_table == DOCUMENTATION:
         return rows.withColumn(GROUP, F.coalesce("parent_urn", "entity_urn"))
     if source_table == OM_FIELD_CHANGES:
-        return _renames(rows).withColumn(GROUP, F.col("_old_key"))
+        return _renames(rows).withColumn(GROUP, F.col("_key"))
     raise ValueError(f"gold.entity_governance_timeline: unknown source table {source_table!r}")
 
 
@@ -228,8 +238,8 @@ def _description_signals(rows: DataFrame, classes: int) -> DataFrame:
 
 
 def _rename_signals(rows: DataFrame, classes: int) -> DataFrame:
-    """The entity under its old FQN is not live from its rename on."""
-    return _signals(rows, "_old_key", None, "event_time", "event_id", "actor", classes, status=F.lit(0))
+    """The entity under its old FQN is not live from its rename on; under its new one it is."""
+    return _signals(rows, "_key", None, "event_time", "event_id", "actor", classes, status=F.col("_live"))
 
 
 def _inherited(parents: DataFrame, children: DataFrame, classes: int) -> DataFrame:
@@ -253,9 +263,7 @@ def _inherited(parents: DataFrame, children: DataFrame, classes: int) -> DataFra
 
 
 def _points(signals: DataFrame, classes: int) -> DataFrame:
-    """One row per entity and instant: the changes at that instant summed, the values it set. A
-    field the schema timeline knows appears with its first own event (its dataset's earlier points
-    dropped); one it does not know is taken to exist with its dataset."""
+    """One row per entity and instant: the changes at that instant summed, the values it set."""
     sums = [F.sum(c).alias(c) for c in ("d_owner", "d_term", "d_tag", "d_domain", "parent_d_domain")]
     sums += [F.sum(f"d_class_{i}").alias(f"d_class_{i}") for i in range(classes)]
     last = [
@@ -276,7 +284,7 @@ def _points(signals: DataFrame, classes: int) -> DataFrame:
     schema_known = F.max(F.col("presence").isNotNull()).over(whole)
     return points.withColumns(
         {"parent": F.max("parent").over(whole), "_first_own": first_own, "_schema_known": schema_known}
-    ).filter((F.col("time") >= F.col("_first_own")) | ~F.col("_schema_known"))
+    )
 
 
 def _profiles(points: DataFrame, rules: GovernanceRules) -> DataFrame:
@@ -317,6 +325,9 @@ def _profiles(points: DataFrame, rules: GovernanceRules) -> DataFrame:
         last("parent_status").alias("_parent_status"),
         last("description").alias("_described"),
     )
+    # a field the schema timeline knows appears with its first own event (the state its dataset's
+    # earlier points set carried in); one it does not know is taken to exist with its dataset
+    stated = stated.filter((F.col("time") >= F.col("_first_own")) | ~F.col("_schema_known"))
     class_names = [F.when(F.col(f"_class_{i}") > 0, F.lit(name)) for i, name in enumerate(rules.class_names)]
     tag_classes = F.filter(F.array(*class_names), lambda c: c.isNotNull()) if class_names else F.array()
     return stated.select(
