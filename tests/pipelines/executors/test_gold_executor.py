@@ -294,3 +294,25 @@ def test_pending_rows_weigh_a_task_by_the_rows_it_would_scan(spark, config, tmp_
     assert gold_executor.pending_rows(tag_timeline.SPEC, ctx) == 1  # extended from its current rows
     every_row = sum(ctx.store.count_added_since(t, None) for t in proposals.SOURCES)
     assert gold_executor.pending_rows(proposals.SPEC, ctx) == every_row > 1  # rebuilt from history
+
+
+def test_a_table_built_under_another_revision_is_built_again_in_full_once(spark, config, tmp_path):
+    """New columns or changed rules (the spec's revision): the next run rebuilds the table whole,
+    with no step by hand, then runs go back to incremental."""
+    from gold.governance_rules import GovernanceRules
+
+    ctx = _context(spark, tmp_path / "warehouse", config)
+    section = config.section("governance")
+    as_person = change_history.spec_for(GovernanceRules.from_section(section))
+    as_service = change_history.spec_for(
+        GovernanceRules.from_section({**section, "actor_kinds": {"service": ["urn:li:corpuser:a"]}})
+    )
+    _land(ctx, BATCHES[0], 0)
+    messages = [gold_executor.run(as_person, ctx).message]
+    _land(ctx, BATCHES[1], 1)
+    messages += [gold_executor.run(as_person, ctx).message, gold_executor.run(as_service, ctx).message]
+    _land(ctx, BATCHES[2], 2)
+    messages.append(gold_executor.run(as_service, ctx).message)
+    assert messages == ["full build", "incremental", "full build", "incremental"]
+    kinds = _rows(ctx, "gold.change_history", "actor", "actor_kind")
+    assert ("urn:li:corpuser:a", "service") in kinds and ("urn:li:corpuser:a", "person") not in kinds
