@@ -644,7 +644,11 @@ class DeltaRsEngine(Engine):
         kept_dir = staging_dir(path)
         os.makedirs(kept_dir)
         for add, within in doomed:
-            copy_rows_except(data_file_path(path, add["path"]), within, kept_dir)
+            # the copy goes to the same partition folder as its file, whose name holds the values
+            file = data_file_path(path, add["path"])
+            folder = os.path.join(kept_dir, os.path.relpath(os.path.dirname(file), path))
+            os.makedirs(folder, exist_ok=True)
+            copy_rows_except(file, within, folder)
         release_free_memory()
         return [add for add, _ in doomed], kept_dir
 

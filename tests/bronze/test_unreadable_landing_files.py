@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from pipelines.cli import main
 from pipelines.executors import bronze as bronze_executor
-from pipelines.landing import ingestion_log
+from pipelines.landing import ingestion_log, source_view
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.quality.report import build_report
 
@@ -159,14 +159,14 @@ def test_an_unreadable_file_is_logged_and_read_once_it_can_be(config, spark, lan
 
 def _before_scanning(monkeypatch, name: str, change) -> None:
     """Calls `change(path)` when bronze is about to read the file `name`, after discovery."""
-    real_scan = bronze_executor.scan
+    real_scan = source_view.scan
 
     def scan(file, *args):
         if file.path.endswith("/" + name):
             change(Path(file.path))
         return real_scan(file, *args)
 
-    monkeypatch.setattr(bronze_executor, "scan", scan)
+    monkeypatch.setattr(source_view, "scan", scan)
 
 
 def test_a_file_deleted_between_discovery_and_read_is_logged_as_vanished(
