@@ -518,9 +518,17 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
             )
             .collect()
         )
-    late_groups = {row[GROUP] for row in found if row["_late"]}
+    bounds = _domain_bounds(spec, newest_seen)
+    domains: dict = {}
+    for row in found:
+        domains.setdefault(row[GROUP], set()).add(_domain_of(spec, row["_source"], newest_seen))
+    # a group with new rows of two ordering domains is rebuilt: no one bound orders its rows
+    late_groups = {row[GROUP] for row in found if row["_late"] or len(domains[row[GROUP]]) > 1}
     late = sorted(late_groups, key=str)
-    in_order = sorted({row[GROUP] for row in found} - late_groups, key=str)
+    in_order = sorted(set(domains) - late_groups, key=str)
+    closing: dict = {}  # the bound each in-order group's new rows are at or after: the rows they close
+    for group in in_order:
+        closing.setdefault(bounds[next(iter(domains[group]))], []).append(group)
     firsts = [row["_first"] for row in found if row[GROUP] in late_groups and row["_first"] is not None]
     since = _utc(min(firsts)) if firsts else None
     job.metadata[EVENT_TIME_WATERMARK] = _newest_after(job, newest_seen, found)
@@ -532,7 +540,7 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
     # those rows, as a rebuild's does.
     history = sum(store.count_added_since(s, None) for s in job.present) if late else 0
     with job.small_input(job.plan.source_rows + history):
-        written = _replace_extended_and_rebuilt(job, relevant, in_order, late, since, schema)
+        written = _replace_extended_and_rebuilt(job, relevant, closing, late, since, schema)
     rebuilt = f", from their events since {since.isoformat(timespec='milliseconds')}" if late else ""
     return _incremental(
         job, written, f"incremental, {len(in_order)} groups extended, {len(late)} rebuilt{rebuilt}"
@@ -559,18 +567,46 @@ def _open_rows(strategy: Extend, column: str, groups: list) -> list:
     return [In(column, groups), In(strategy.open_flag, [True])]
 
 
+def _domain_of(spec: GoldTableSpec, source: str, newest_seen: dict) -> tuple[str, ...]:
+    """The ordering domain `source` belongs to (`Extend.ordering_domains`; all sources by default)."""
+    return next((d for d in spec.incremental.ordering_domains if source in d), tuple(sorted(newest_seen)))
+
+
+def _domain_bounds(spec: GoldTableSpec, newest_seen: dict) -> dict[tuple[str, ...], int | None]:
+    """Each ordering domain's bound (epoch us): a new row at or after it is in order, and every
+    row the table holds closed before it (None: the domain has no event seen yet)."""
+    domains = {_domain_of(spec, s, newest_seen) for s in spec.sources} | {tuple(sorted(newest_seen))}
+    bounds = {}
+    for domain in domains:
+        known = [newest_seen[s] for s in domain if newest_seen.get(s) is not None]
+        bounds[domain] = max(known) + STATISTICS_PRECISION_MICROS if known else None
+    return bounds
+
+
+def _closed_by_extension(strategy: Extend, column: str, groups: list, bound: int | None) -> list:
+    """The bounds of the rows an extension of `groups` may close: those that end at or after the
+    domain's bound. The table holds none of them (its rows closed before the bound), so nothing
+    is removed; they make what the replacement writes lie within what it replaces, which Delta's
+    own `replaceWhere` checks."""
+    return [In(column, groups), In(strategy.open_flag, [False]), AtLeast(strategy.ends, _utc(bound or 0))]
+
+
 def _replace_extended_and_rebuilt(
-    job: GoldJob, relevant: dict[str, DataFrame], in_order: list, late: list, since, schema: StructType
+    job: GoldJob, relevant: dict[str, DataFrame], closing: dict, late: list, since, schema: StructType
 ) -> int:
-    """One commit: the `in_order` groups extended from their open rows and new `relevant` rows,
-    the `late` ones rebuilt from `since` on; returns the rows written. What it replaces: the
-    open rows of every touched group, and the late groups' rows that closed at `since` or later."""
+    """One commit: the in-order groups (`closing`: by the bound their new rows are after)
+    extended from their open rows and new `relevant` rows, the `late` ones rebuilt from `since`
+    on; returns the rows written. What it replaces: the open rows of every touched group, and
+    the late groups' rows that closed at `since` or later."""
     spec, ctx, store = job.spec, job.ctx, job.ctx.store
     strategy: Extend = spec.incremental
     column = spec.group_key
+    in_order = sorted((g for groups in closing.values() for g in groups), key=str)
     selections = []
     if in_order:
         selections.append(_open_rows(strategy, column, in_order))
+        for bound, groups in closing.items():
+            selections.append(_closed_by_extension(strategy, column, groups, bound))
     if late:
         selections.append(_open_rows(strategy, column, late))
         selections.append([In(column, late), In(strategy.open_flag, [False]), AtLeast(strategy.ends, since)])
@@ -622,9 +658,7 @@ PATHS: dict[GoldPath, Callable[[GoldJob], TaskResult]] = {
 def _is_late(spec: GoldTableSpec, source: str, newest_seen: dict[str, int | None]) -> Column:
     """True for a row of `source` not after the newest event seen in its ordering domain (within
     the statistics' precision); false for rows without event_time, which no build orders."""
-    domain = next((d for d in spec.incremental.ordering_domains if source in d), tuple(newest_seen))
-    known = [newest_seen[s] for s in domain if newest_seen.get(s) is not None]
-    if not known:
+    bound = _domain_bounds(spec, newest_seen)[_domain_of(spec, source, newest_seen)]
+    if bound is None:
         return F.lit(False)
-    bound = max(known) + STATISTICS_PRECISION_MICROS
     return F.coalesce(F.unix_micros(EVENT_TIME) < F.lit(bound), F.lit(False))

@@ -15,6 +15,7 @@ from pipelines.core.table_specs import ERRORS_COLUMN
 from pipelines.executors import gold as gold_executor
 from pipelines.store import open_store
 from silver import datahub_action_requests, datahub_entity_changes
+from tests.support.engines import schema_prefix_of
 from tests.support.tables import bronze_frame
 
 RESOURCE = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
@@ -65,8 +66,8 @@ BATCHES = [[PROPOSE_TAG], [ACCEPT_WITHOUT_RESOURCE], [TAG_ADD, TAG_REMOVE], [LAT
 SPECS = (proposals.SPEC, tag_timeline.SPEC, change_history.SPEC)
 
 
-def _context(spark, warehouse, config):
-    store = open_store(spark, warehouse, "delta-rs")
+def _context(spark, warehouse, config, engine="delta-rs"):
+    store = open_store(spark, warehouse, engine, schema_prefix=schema_prefix_of(warehouse))
     return RunContext(spark, store, config, "run-test", dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc))
 
 
@@ -143,6 +144,22 @@ def test_timeline_extends_in_order_groups_and_rebuilds_late_ones(built):
             f"incremental, 0 groups extended, 1 rebuilt, from their events since {_iso(T0 + 1000)}",  # the late ADD
         ]
     )
+
+
+def test_an_extension_closing_an_open_interval_commits_on_each_engine(spark, config, tmp_path, engine):
+    """The interval an in-order event closes is written closed where the replacement removed it
+    open: Delta's own `replaceWhere` accepts it as within what it replaces."""
+    stepwise = _context(spark, tmp_path / "stepwise", config, engine)
+    once = _context(spark, tmp_path / "once", config, engine)
+    for batch, records in enumerate([[TAG_ADD], [TAG_REMOVE]]):
+        _land(stepwise, records, batch)
+        _land(once, records, batch)
+        message = gold_executor.run(tag_timeline.SPEC, stepwise).message
+    gold_executor.run(tag_timeline.SPEC, once)
+    assert message == "incremental, 1 groups extended, 0 rebuilt"
+    columns = ("tag_urn", "valid_from", "valid_to", "is_current")
+    assert _rows(stepwise, tag_timeline.SPEC.table, *columns) == _rows(once, tag_timeline.SPEC.table, *columns)
+    assert [r[-1] for r in _rows(stepwise, tag_timeline.SPEC.table, *columns)] == [False]
 
 
 def test_status_event_without_resource_decides_incrementally(built):
