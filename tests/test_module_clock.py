@@ -1,6 +1,6 @@
 """The suite's module clock (`tests/support/module_clock.py`), run on small suites of its own in
-pytest subprocesses: a module over the bound fails the session, one of the scale target does
-not, modules marked `heavy` start first, and under N test workers the bound is N times as long."""
+pytest subprocesses: a module over the bound fails the session where asked and is named
+otherwise, one of the scale target does not fail it, modules marked `heavy` start first, and under N test workers the bound is N times as long."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ def test_quick():
 def suite(pytester, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(PROJECT_ROOT))
     monkeypatch.setenv("LAKEHOUSE_TEST_MODULE_LIMIT", "0.5")
+    monkeypatch.setenv("LAKEHOUSE_TEST_MODULE_CLOCK", "fail")
     pytester.makeini("[pytest]\nmarkers =\n    heavy: starts first\n    scale: size only\n")
 
     def run(*options: str):
@@ -45,6 +46,14 @@ def test_a_module_over_the_bound_fails_the_session(pytester, suite):
     assert "FAILED (module time): test_quick.py" not in result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.assert_outcomes(passed=2)
+
+
+def test_unless_asked_a_module_over_the_bound_is_named_and_the_session_passes(pytester, suite, monkeypatch):
+    monkeypatch.delenv("LAKEHOUSE_TEST_MODULE_CLOCK")
+    pytester.makepyfile(test_sleepy=SLEEPY.format(marks=""))
+    result = suite()
+    result.stdout.fnmatch_lines(["OVER (module time): test_sleepy.py*"])
+    assert result.ret == pytest.ExitCode.OK
 
 
 def test_a_module_of_the_scale_target_may_take_longer(pytester, suite):

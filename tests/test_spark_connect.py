@@ -4,12 +4,12 @@ Connect server that carries Delta (the delta-spark engine, tables by name) and o
 defaults, in two batches, builds the tables one local run builds from the same files, row for
 row; `lakehouse sql` and `lakehouse timeline` answer through it too.
 
-Each run keeps the rules of a Databricks compute (`profiles.connect.rules`): the session refuses
-what that compute refuses, and writes each refusal on stderr, which must stay free of them:
-- standard access mode, from the suite's own install: the bundled samples and a generated
-  landing side by side;
-- serverless (no session settings but a handful, no caching), from a thin client's install
-  (`pyspark-client`, no JVM: `tests.support.thin_client`): the bundled samples.
+The runs keep the strictest rules of a Databricks compute (`profiles.connect.rules`), serverless's
+(no session settings but a handful, no caching), from a thin client's install (`pyspark-client`,
+no JVM: `tests.support.thin_client`), on the bundled samples and a generated landing side by
+side: the session refuses what that compute refuses and writes each refusal on stderr, which
+must stay free of them. What standard access mode and serverless each refuse is checked by a
+probe of the rules session.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ class ThroughConnect:
 
 
 @pytest.fixture(scope="module")
-def through_connect(connect_server, tmp_path_factory) -> ThroughConnect:
+def through_connect(connect_server, thin_client, tmp_path_factory) -> ThroughConnect:
     """Two batches through Spark Connect. The first is the samples (their malformed and
     quarantined records included) without `SECOND_LANDING`, and a generated landing of every
     source, more than one file each; the second is the samples held back (a late arrival, a
@@ -113,14 +113,14 @@ def through_connect(connect_server, tmp_path_factory) -> ThroughConnect:
     root = tmp_path_factory.mktemp("connect")
     landing, generated = _landing_parts(root)
     warehouse = root / "warehouse"
-    conf = _conf(root, connect_server, "connect_", "standard")
-    first = _run(conf, landing, warehouse)
+    conf = _conf(root, connect_server, "connect_", "serverless")
+    first = _run(conf, landing, warehouse, thin_client)
     for part in SECOND_LANDING:
         shutil.copytree(SAMPLES / part, landing / part)
     _, folder = add_increment(generated, GENERATED // 10, seed=6, after_base_of=GENERATED)
     for source in (p for p in generated.iterdir() if (p / folder).is_dir()):
         shutil.copytree(source / folder, landing / source.name / folder)
-    _run(conf, landing, warehouse)
+    _run(conf, landing, warehouse, thin_client)
     return ThroughConnect(landing, warehouse, conf, first)
 
 
@@ -141,29 +141,14 @@ def thin_client(tmp_path_factory) -> Path:
     return thin_client_python(tmp_path_factory.mktemp("thin-client"))
 
 
-@pytest.fixture(scope="module")
-def serverless_from_a_thin_client(connect_server, thin_client, tmp_path_factory) -> Path:
-    """The bundled samples in two batches (`SECOND_LANDING` held back from the first) under the
-    serverless rules, from the thin client's install; the warehouse."""
-    root = tmp_path_factory.mktemp("serverless")
-    landing = root / "landing"
-    shutil.copytree(
-        SAMPLES, landing, ignore=shutil.ignore_patterns(*[p.split("/")[-1] for p in SECOND_LANDING])
-    )
-    conf = _conf(root, connect_server, "serverless_", "serverless")
-    _run(conf, landing, root / "warehouse", thin_client)
-    for part in SECOND_LANDING:
-        shutil.copytree(SAMPLES / part, landing / part)
-    _run(conf, landing, root / "warehouse", thin_client)
-    return root / "warehouse"
-
-
 def test_a_run_through_spark_connect_says_so_on_its_first_line(through_connect: ThroughConnect):
     first = through_connect.first_lines[0].split()
     assert first[0] == "run" and "engine=delta-spark" in first and "spark=connect" in first
 
 
-def test_two_batches_through_connect_equal_one_local_run(spark, through_connect: ThroughConnect, local_run):
+def test_two_batches_under_the_serverless_rules_from_a_thin_client_equal_one_local_run(
+    spark, through_connect: ThroughConnect, local_run
+):
     assert_same_tables(spark, through_connect.warehouse, local_run)
 
 
@@ -185,13 +170,6 @@ def test_sql_and_timeline_answer_through_connect_as_duckdb_does(through_connect:
     assert timelines["spark"].returncode == 0, timelines["spark"].stderr[-2000:]
     assert json.loads(timelines["spark"].stdout) == json.loads(timelines["duckdb"].stdout)
     assert json.loads(timelines["spark"].stdout)
-
-
-def test_two_batches_under_the_serverless_rules_from_a_thin_client_equal_one_local_run(
-    spark, serverless_from_a_thin_client, sample_warehouse
-):
-    local, _ = sample_warehouse
-    assert_same_tables(spark, serverless_from_a_thin_client, local.warehouse)
 
 
 # What the rules session refuses, as Databricks words it (run in a process of its own: a Spark

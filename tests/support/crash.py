@@ -98,6 +98,13 @@ CASES = {
 }
 # The cases run on delta-spark too (a delta-spark case takes minutes): Delta's write, Delta's merge.
 DELTA_SPARK_CASES = ("bronze_first_commit", "quarantine_append")
+# Cases whose commit path another case takes too (a bronze or silver commit, the quarantine's
+# append): `make test-exhaustive` runs them, `make test-all` the others.
+EXHAUSTIVE = {
+    ("bronze_commit_not_logged", "delta-rs"),
+    ("silver_quarantined_not_appended", "delta-rs"),
+    ("quarantine_append", "delta-spark"),
+}
 
 
 def _has_gold() -> bool:
@@ -238,7 +245,11 @@ def cases_on(engine: str) -> Callable[[pytest.Metafunc], None]:
     """A module's `pytest_generate_tests`: the `outcome` fixture of its tests takes every case
     on delta-rs, those of `DELTA_SPARK_CASES` on delta-spark."""
     params = [
-        pytest.param((name, engine), id=f"{name}-{engine}")
+        pytest.param(
+            (name, engine),
+            id=f"{name}-{engine}",
+            marks=[pytest.mark.exhaustive] if (name, engine) in EXHAUSTIVE else [],
+        )
         for name in CASES
         if engine == "delta-rs" or name in DELTA_SPARK_CASES
     ]

@@ -3,9 +3,11 @@ and the order modules start in.
 
 Why: `make test-all` has to fit in CI's time with room to spare. A module's time is the sum of
 its tests' setup, call and teardown, module fixtures included (a built warehouse is paid in
-the first test's setup). The session fails when a module not marked `scale` (those run in
-`make test-scale`) takes longer than `MODULE_LIMIT_SECONDS`: make it cheaper, or move what
-only measures size to the scale target.
+the first test's setup). A module not marked `scale` (those run in `make test-scale`) that takes
+longer than `MODULE_LIMIT_SECONDS` is named at the end: make it cheaper, or move what only
+measures size to the scale target. The same suite takes several times as long on a slower
+machine, so it fails the session only where asked (`LAKEHOUSE_TEST_MODULE_CLOCK=fail`, on the
+machine the bound was set on).
 
 The test targets run modules in test workers side by side (pytest-xdist, a module to a worker),
 which share the machine's cores: under N workers a module may take N times the bound, its share
@@ -22,6 +24,7 @@ from collections import defaultdict
 import pytest
 
 MODULE_LIMIT_SECONDS = float(os.environ.get("LAKEHOUSE_TEST_MODULE_LIMIT", "300"))
+FAILS = os.environ.get("LAKEHOUSE_TEST_MODULE_CLOCK", "warn") == "fail"  # else over the bound is named only
 SHOWN = 12
 
 _seconds: dict[str, float] = defaultdict(float)
@@ -76,12 +79,12 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:
         terminalreporter.write_line(f"{seconds:8.1f} s  {module}")
     for module, seconds in over_limit(config).items():
         terminalreporter.write_line(
-            f"FAILED (module time): {module} took {seconds:.0f} s, over the {limit_seconds(config):.0f} s "
+            f"{'FAILED' if FAILS else 'OVER'} (module time): {module} took {seconds:.0f} s, over the {limit_seconds(config):.0f} s "
             f"a module may take outside `make test-scale` ({MODULE_LIMIT_SECONDS:.0f} s a worker)",
             red=True,
         )
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    if over_limit(session.config) and exitstatus == 0:
+    if FAILS and over_limit(session.config) and exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
