@@ -158,7 +158,9 @@ def test_an_extension_closing_an_open_interval_commits_on_each_engine(spark, con
     gold_executor.run(tag_timeline.SPEC, once)
     assert message == "incremental, 1 groups extended, 0 rebuilt"
     columns = ("tag_urn", "valid_from", "valid_to", "is_current")
-    assert _rows(stepwise, tag_timeline.SPEC.table, *columns) == _rows(once, tag_timeline.SPEC.table, *columns)
+    assert _rows(stepwise, tag_timeline.SPEC.table, *columns) == _rows(
+        once, tag_timeline.SPEC.table, *columns
+    )
     assert [r[-1] for r in _rows(stepwise, tag_timeline.SPEC.table, *columns)] == [False]
 
 
