@@ -41,7 +41,8 @@ test-all: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale and not exhaustive" --durations=20 $(WORKERS) || status=$$?; \
 	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
-# The cases of the crash matrix whose commit paths the cases of `make test-all` take too.
+# What repeats paths `make test-all` takes (marked `exhaustive`): three crash cases, delta-spark's
+# determinism twin. Not run by CI.
 test-exhaustive: $(STAMP)
 	@start=$$(date +%s); status=0; \
 	$(PY) -m pytest -q -m "exhaustive" --durations=10 $(WORKERS) || status=$$?; \

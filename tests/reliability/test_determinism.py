@@ -121,8 +121,13 @@ def first(config, spark, tmp_path_factory) -> First:
     return First(landing, store, answers(store))
 
 
-# delta-spark builds the samples in about three times delta-rs' time
-SECOND_ENGINES = [pytest.param("delta-rs"), pytest.param("delta-spark", marks=pytest.mark.slow)]
+# delta-spark builds the samples in about three times delta-rs' time; that both engines build the
+# same rows is checked in `make test-all` by the engines continuing each other's warehouses
+# (test_cross_engine.py), byte for byte here in `make test-exhaustive`
+SECOND_ENGINES = [
+    pytest.param("delta-rs"),
+    pytest.param("delta-spark", marks=[pytest.mark.slow, pytest.mark.exhaustive]),
+]
 
 
 @pytest.fixture(scope="module", params=SECOND_ENGINES)
