@@ -494,11 +494,12 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
     spec, store = job.spec, job.ctx.store
     newest_seen = job.recorded.get(EVENT_TIME_WATERMARK) or {}
     relevant = {s: spec.relevant(s, rows) for s, rows in job.new_rows.items()}
+    bounds = _domain_bounds(spec, newest_seen)
     flagged = [
         rows.select(
             GROUP,
             F.lit(s).alias("_source"),
-            _is_late(spec, s, newest_seen).alias("_late"),
+            _is_late(bounds[_domain_of(spec, s, newest_seen)]).alias("_late"),
             F.unix_micros(EVENT_TIME).alias("_micros"),
         )
         for s, rows in relevant.items()
@@ -514,7 +515,6 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
             )
             .collect()
         )
-    bounds = _domain_bounds(spec, newest_seen)
     domains: dict = {}
     for row in found:
         domains.setdefault(row[GROUP], set()).add(_domain_of(spec, row["_source"], newest_seen))
@@ -651,10 +651,10 @@ PATHS: dict[GoldPath, Callable[[GoldJob], TaskResult]] = {
 }
 
 
-def _is_late(spec: GoldTableSpec, source: str, newest_seen: dict[str, int | None]) -> Column:
-    """True for a row of `source` not after the newest event seen in its ordering domain (within
-    the statistics' precision); false for rows without event_time, which no build orders."""
-    bound = _domain_bounds(spec, newest_seen)[_domain_of(spec, source, newest_seen)]
+def _is_late(bound: int | None) -> Column:
+    """True for a row before its ordering domain's `bound` (`_domain_bounds`: the newest event
+    seen in the domain, within the statistics' precision), so not after that event; false for
+    rows without event_time, which no build orders, and where the domain has seen no event."""
     if bound is None:
         return F.lit(False)
     return F.coalesce(F.unix_micros(EVENT_TIME) < F.lit(bound), F.lit(False))
