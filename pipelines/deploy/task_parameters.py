@@ -9,18 +9,12 @@ from __future__ import annotations
 import argparse
 
 from pipelines.core.config import ENGINES
+from pipelines.deploy.secrets import secret_reference
 
 DESCRIPTION = (
     "Run part of the task graph (conf/jobs.yaml) as a task of the Databricks job does: one group of "
     "tasks, one task, or the maintenance step that compacts the tables."
 )
-
-
-def _secret(text: str) -> str:
-    scope, slash, key = text.partition("/")
-    if not (scope and slash and key) or "/" in key:
-        raise argparse.ArgumentTypeError(f"{text!r} is not SCOPE/KEY")
-    return text
 
 
 def task_parser() -> argparse.ArgumentParser:
@@ -50,7 +44,7 @@ def task_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--ip-salt-secret",
-        type=_secret,
+        type=secret_reference,
         metavar="SCOPE/KEY",
         help="a Databricks secret holding the IP salt, read when the variable privacy.ip_salt_env "
         "names is unset (serverless jobs, which take no cluster environment variables)",
