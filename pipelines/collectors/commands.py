@@ -2,7 +2,8 @@
 receive`: options and handlers.
 
 `add_commands(subparsers)` is the whole hook into the CLI; `add_pull_commands` adds the two
-pulls alone. Each handler returns an exit code and reports a known failure in one line on stderr
+pulls alone, which `lakehouse-collect` (a collect task of the Databricks job) runs with the same
+options. Each handler returns an exit code and reports a known failure in one line on stderr
 (`lakehouse collect: ...`). A pull's token is read from the environment variable its settings
 name (`token_env`); `--token-secret SCOPE/KEY` fills that variable from a Databricks secret
 first, as `lakehouse-task --ip-salt-secret` does for the IP salt (`pipelines.deploy.secrets`).
@@ -315,7 +316,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
 
 
 def add_pull_commands(sources: argparse._SubParsersAction) -> None:
-    """Add the pulls, `datahub-audit` and `openmetadata`, to the subparsers of `collect`."""
+    """Add the pulls, `datahub-audit` and `openmetadata`, to the subparsers of `collect` (or of
+    `lakehouse-collect`)."""
     audit = sources.add_parser(
         "datahub-audit",
         help="page DataHub's Audit Events Search API into <landing>/datahub_audit/, resumably",
