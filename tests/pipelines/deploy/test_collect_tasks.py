@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli import collect_main
-from pipelines.core.config import ConfigError
+from pipelines.core.config import ConfigError, load_config
 from pipelines.core.graph import load_graph
-from pipelines.deploy import collect_tasks
+from pipelines.deploy import bundle, collect_tasks
 from pipelines.deploy.collect_tasks import COLLECTORS
+from pipelines.deploy.deployments import deployment
 from pipelines.deploy.task_parameters import parse_collect_task
 from tests.support.secrets_api import JOB_TOKEN, secrets_api
 from tests.support.stand_in_datahub import StandInAuditServer
@@ -97,6 +98,42 @@ def test_the_audit_task_pulls_once_into_landing_with_its_token_from_the_scope(tm
     pages = landed(tmp_path / "datahub_audit")
     assert pages and sum(len(json.loads(p.read_bytes())["usageEvents"]) for p in pages) == 25
     assert TOKEN not in out.out + out.err
+
+
+@pytest.mark.parametrize("target", ["dev", "prod_serverless"])
+def test_the_exported_job_s_collect_tasks_pull_with_the_parameters_a_deploy_fills_in(
+    tmp_path, monkeypatch, capsys, target
+):
+    """The committed job's own parameters, filled in as `databricks bundle deploy` fills them
+    (`--var` for the servers and the landing), run through the entry point: both pulls land,
+    each with its token from the job's scope."""
+    deployed = deployment(bundle.bundle_documents(load_graph(), load_config()), target)
+    secrets = {
+        ("catalog_lakehouse", "openmetadata_token"): TOKEN,
+        ("catalog_lakehouse", "datahub_token"): TOKEN,
+    }
+    with (
+        secrets_api(monkeypatch, secrets) as workspace,
+        StandInOpenMetadata(token=TOKEN) as openmetadata,
+        StandInAuditServer(token=TOKEN) as datahub,
+    ):
+        events = openmetadata.change([now_ms() - 5 * MINUTE_MS + i * 1000 for i in range(3)])
+        datahub.add_events([now_ms() - 3_600_000 + i * 1000 for i in range(4)])
+        deployed.variables.update(
+            openmetadata_server=openmetadata.url + "/api", datahub_server=datahub.url, landing=str(tmp_path)
+        )
+        for key in ("collect_openmetadata", "collect_datahub_audit"):
+            (task,) = [t for t in deployed.jobs["catalog_lakehouse"]["tasks"] if t["task_key"] == key]
+            parameters = deployed.resolve(task["python_wheel_task"]["parameters"])
+            assert not [p for p in parameters if "${" in p], parameters
+            assert collect_main(parameters) == 0, capsys.readouterr().err
+    assert [(scope, key) for scope, key, _ in workspace.requests] == [
+        ("catalog_lakehouse", "openmetadata_token"),
+        ("catalog_lakehouse", "datahub_token"),
+    ]
+    assert landed_openmetadata_ids(tmp_path) == Counter({e["id"]: 1 for e in events})
+    assert "events=4" in capsys.readouterr().out
+    assert not [path for path, _ in openmetadata.requests if path.endswith("/failedEvents")]  # none named
 
 
 @pytest.mark.parametrize(
@@ -213,6 +250,12 @@ def write_graph(tmp_path, extra: str) -> Path:
         + "tasks:\n  - bronze.datahub_audit_events\n"
     )
     return path
+
+
+def test_conf_jobs_yaml_runs_both_pulls_retried_once_and_stopped_after_ten_minutes():
+    graph = load_graph()
+    assert graph.collectors == ("openmetadata", "datahub-audit")
+    assert (graph.collector_retries, graph.collector_timeout_seconds) == (1, 600)
 
 
 @pytest.mark.parametrize(
