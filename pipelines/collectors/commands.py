@@ -6,7 +6,7 @@ pulls alone, which `lakehouse-collect` (a collect task of the Databricks job) ru
 options. Each handler returns an exit code and reports a known failure in one line on stderr
 (`lakehouse collect: ...`). A pull's token is read from the environment variable its settings
 name (`token_env`); `--token-secret SCOPE/KEY` fills that variable from a Databricks secret
-first, as `lakehouse-task --ip-salt-secret` does for the IP salt (`pipelines.deploy.secrets`).
+first, as `lakehouse-task --ip-salt-secret` does for the IP salt (`pipelines.runtime.secrets`).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _token_from_secret(args: argparse.Namespace, token_env: str, what: str) -> N
     """With `--token-secret`, the token into `token_env` from the Databricks secret (unless the
     variable is set already); a secret that cannot be read raises ConfigError."""
     if args.token_secret:
-        from pipelines.deploy.secrets import secret_into_env
+        from pipelines.runtime.secrets import secret_into_env
 
         secret_into_env(token_env, args.token_secret, what)
 
@@ -295,7 +295,7 @@ def _port(text: str) -> int:
 
 
 def _token_secret(parser: argparse.ArgumentParser, variable: str) -> None:
-    from pipelines.deploy.secrets import secret_reference
+    from pipelines.runtime.secrets import secret_reference
 
     parser.add_argument(
         "--token-secret",

@@ -6,7 +6,7 @@ both must run wherever the pipeline runs (docs/collectors.md). `collectors` in c
 lists those the job runs; each becomes a task `collect_<name>` starting `lakehouse-collect
 <name>` from the wheel: one pull (the job's schedule is the tick, never `--every`) into the
 landing the bronze tasks read, its server's URL a bundle variable, its token a secret of the
-job's scope (`--token-secret`, read as the IP salt is: `pipelines.deploy.secrets`).
+job's scope (`--token-secret`, read as the IP salt is: `pipelines.runtime.secrets`).
 
 Why the job is wired so:
 - the task group holding the bronze task of the collector's landing source depends on the

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from pipelines.core.config import ENGINES
-from pipelines.deploy.secrets import secret_reference
+from pipelines.runtime.secrets import secret_reference
 
 DESCRIPTION = (
     "Run part of the task graph (conf/jobs.yaml) as a task of the Databricks job does: one group of "
