@@ -250,7 +250,7 @@ class GoldPath(Enum):
     """How a run brings a gold table up to date (`plan`), each path one function (`PATHS`)."""
 
     FULL = "full build"  # no build yet, or a source it never read: everything, then overwrite
-    UP_TO_DATE = "up to date"  # no source gained a commit since the last build
+    UP_TO_DATE = "up to date"  # no source gained a row since the last build (`rows_changed_since`)
     APPEND = "append"  # `Append`: the new rows' groups are new, built alone and appended
     ACCUMULATE = "accumulate"  # `Accumulate`: new counts added to the touched rows, no history read
     EXTEND = "extend"  # `Extend`: touched groups extended in event-time order, late ones rebuilt
@@ -279,8 +279,8 @@ def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int],
     if not seen or any(s not in seen for s in present):  # no build yet, or a source it did not read
         everything = sum(store.count_added_since(s, None) for s in present)
         return Plan(GoldPath.FULL, everything, everything)
-    changed = {s: v for s, v in present.items() if v > seen[s]}
-    if not changed:
+    changed = {s: v for s, v in present.items() if v > seen[s] and store.rows_changed_since(s, seen[s])}
+    if not changed:  # no commit since the last build, or none that changed a row
         return Plan(GoldPath.UP_TO_DATE, 0, 0)
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     # absent: recorded by an older release, so unknown; a None value: that source held no event
