@@ -41,8 +41,9 @@ test-all: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale and not exhaustive" --durations=20 $(WORKERS) || status=$$?; \
 	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
-# What repeats paths `make test-all` takes (marked `exhaustive`): three crash cases, delta-spark's
-# determinism twin. Not run by CI.
+# What repeats paths `make test-all` takes (marked `exhaustive`): the crash cases whose commit path
+# another takes, delta-spark's crash cases, determinism twin and generated-scale warehouse, the
+# cross-engine continuation from delta-spark to delta-rs. Not run by CI (about an hour on 2 cores).
 test-exhaustive: $(STAMP)
 	@start=$$(date +%s); status=0; \
 	$(PY) -m pytest -q -m "exhaustive" --durations=10 $(WORKERS) || status=$$?; \
