@@ -41,8 +41,8 @@ test-all: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale and not exhaustive" --durations=20 $(WORKERS) || status=$$?; \
 	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
-# What repeats paths `make test-all` takes (marked `exhaustive`): the crash cases whose commit path
-# another takes, delta-spark's crash cases, determinism twin and generated-scale warehouse, the
+# What repeats paths `make test-all` takes (marked `exhaustive`): the crash cases but the gold one,
+# delta-spark's crash cases, the determinism builds, delta-spark's generated-scale warehouse, the
 # cross-engine continuation from delta-spark to delta-rs. Not run by CI (about an hour on 2 cores).
 test-exhaustive: $(STAMP)
 	@start=$$(date +%s); status=0; \
