@@ -20,7 +20,7 @@ One data set and three warehouses, each built once per module:
 - incremental-delta-spark: the same three runs by Delta's own engine, then a run with
   nothing new (the two above run on delta-rs). The per-warehouse checks (bronze, silver,
   gold against the reference model) hold on it too, every gold table equals the delta-rs
-  full build's, and the idle run commits nothing.
+  full build's, and the idle run commits nothing (`make test-exhaustive`).
 All use the same landing path, so lineage columns agree.
 """
 
@@ -70,7 +70,11 @@ SCALE = 100_000  # from this many events the module measures size: `make test-sc
 # files happen at every size.
 PER_FILE = RECORDS_PER_FILE if EVENTS >= SCALE else max(500, EVENTS // 16)
 SEED = 2024
-WAREHOUSES = ("full", "incremental", "incremental_delta_spark")
+# The delta-spark warehouse's checks run in `make test-exhaustive`: its four runs are half the
+# module's time on 2 cores; `make test-all` builds delta-spark incrementally through Spark Connect
+# (tests/test_spark_connect.py) and checks its idle commits on tables (test_table_store.py).
+ON_DELTA_SPARK = pytest.param("incremental_delta_spark", marks=pytest.mark.exhaustive)
+WAREHOUSES = ("full", "incremental", ON_DELTA_SPARK)
 pytestmark = [pytest.mark.slow, pytest.mark.heavy, *([pytest.mark.scale] if EVENTS >= SCALE else [])]
 
 
@@ -182,7 +186,7 @@ def warehouse_store(request):
 # Bronze ---------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("built", ["full", "incremental_delta_spark"])
+@pytest.mark.parametrize("built", ["full", ON_DELTA_SPARK])
 def test_bronze_holds_every_landed_record_per_source(landing, landed, built, request):
     _folder, generated = landing
     store = request.getfixturevalue(built)[1]
@@ -404,6 +408,7 @@ def test_incremental_in_three_batches_equals_a_full_rebuild(full, incremental):
     assert not differences, differences
 
 
+@pytest.mark.exhaustive
 def test_delta_spark_in_three_batches_equals_a_delta_rs_full_build_table_by_table(
     full, incremental_delta_spark
 ):
@@ -416,7 +421,10 @@ def test_delta_spark_in_three_batches_equals_a_delta_rs_full_build_table_by_tabl
     assert not differences, differences
 
 
+@pytest.mark.exhaustive
 def test_delta_sparks_idle_run_commits_nothing(incremental_delta_spark):
+    """The third run compacted tables it wrote (`OPTIMIZE`, which changes no row): their readers
+    are up to date all the same, so the run after commits to no table."""
     *_, (before, after) = incremental_delta_spark
     assert after == before
 

@@ -485,7 +485,7 @@ def cmd_task(args: argparse.Namespace) -> int:
     if args.profile is None and os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         config = config.with_overrides(profile="databricks")  # on a cluster: its session
     if args.ip_salt_secret:
-        from pipelines.deploy.secrets import salt_from_secret
+        from pipelines.runtime.secrets import salt_from_secret
 
         salt_from_secret(config.section("privacy")["ip_salt_env"], args.ip_salt_secret)
     if args.maintenance:

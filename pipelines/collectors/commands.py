@@ -1,8 +1,12 @@
 """`lakehouse collect datahub-audit`, `collect datahub-kafka`, `collect openmetadata` and `lakehouse
 receive`: options and handlers.
 
-`add_commands(subparsers)` is the whole hook into the CLI. Each handler returns an exit code
-and reports a known failure in one line on stderr (`lakehouse collect: ...`).
+`add_commands(subparsers)` is the whole hook into the CLI; `add_pull_commands` adds the two
+pulls alone, which `lakehouse-collect` (a collect task of the Databricks job) runs with the same
+options. Each handler returns an exit code and reports a known failure in one line on stderr
+(`lakehouse collect: ...`). A pull's token is read from the environment variable its settings
+name (`token_env`); `--token-secret SCOPE/KEY` fills that variable from a Databricks secret
+first, as `lakehouse-task --ip-salt-secret` does for the IP salt (`pipelines.runtime.secrets`).
 """
 
 from __future__ import annotations
@@ -76,6 +80,15 @@ def _source_folder(config: Config, source: str) -> str:
     return config.sources[source]["folder"]
 
 
+def _token_from_secret(args: argparse.Namespace, token_env: str, what: str) -> None:
+    """With `--token-secret`, the token into `token_env` from the Databricks secret (unless the
+    variable is set already); a secret that cannot be read raises ConfigError."""
+    if args.token_secret:
+        from pipelines.runtime.secrets import secret_into_env
+
+        secret_into_env(token_env, args.token_secret, what)
+
+
 def cmd_collect_datahub_audit(args: argparse.Namespace) -> int:
     from pipelines.collectors.collector_state import StateError
     from pipelines.collectors.datahub_audit import (
@@ -100,6 +113,7 @@ def cmd_collect_datahub_audit(args: argparse.Namespace) -> int:
         section["token_env"] = args.token_env
     try:
         settings = AuditSettings.from_section(_checked(section, "collectors.datahub_audit"))
+        _token_from_secret(args, settings.token_env, "the DataHub token")
     except ConfigError as exc:
         report(f"config error: {exc}")
         return 2
@@ -156,6 +170,7 @@ def cmd_collect_openmetadata(args: argparse.Namespace) -> int:
         if args.token_env:
             section["token_env"] = args.token_env
         settings = OpenMetadataSettings.from_section(_checked(section, "collectors.openmetadata"))
+        _token_from_secret(args, settings.token_env, "the OpenMetadata token")
     except ConfigError as exc:
         report(f"config error: {exc}")
         return 2
@@ -165,7 +180,7 @@ def cmd_collect_openmetadata(args: argparse.Namespace) -> int:
         folder_name=_source_folder(config, OPENMETADATA_SOURCE),
         settings=settings,
         token=os.environ.get(settings.token_env) or None,
-        subscriptions=list(args.subscription or []),
+        subscriptions=[name for name in args.subscription or [] if name],  # an empty one: none
         report=report,
     )
     failures = 0
@@ -279,10 +294,30 @@ def _port(text: str) -> int:
     return value
 
 
+def _token_secret(parser: argparse.ArgumentParser, variable: str) -> None:
+    from pipelines.runtime.secrets import secret_reference
+
+    parser.add_argument(
+        "--token-secret",
+        type=secret_reference,
+        metavar="SCOPE/KEY",
+        help=f"a Databricks secret holding the token, read into the token variable ({variable} "
+        "unless --token-env names another) when that is unset; needs the databricks-sdk package",
+    )
+
+
 def add_commands(subparsers: argparse._SubParsersAction) -> None:
     """Add `collect` and `receive` to the `lakehouse` command's subparsers."""
     collect = subparsers.add_parser("collect", help="pull events from a catalog's API into landing")
     sources = collect.add_subparsers(dest="collect_source", required=True)
+    add_pull_commands(sources)
+    _add_kafka_command(sources)
+    _add_receive_command(subparsers)
+
+
+def add_pull_commands(sources: argparse._SubParsersAction) -> None:
+    """Add the pulls, `datahub-audit` and `openmetadata`, to the subparsers of `collect` (or of
+    `lakehouse-collect`)."""
     audit = sources.add_parser(
         "datahub-audit",
         help="page DataHub's Audit Events Search API into <landing>/datahub_audit/, resumably",
@@ -295,6 +330,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="environment variable with the bearer token (default DATAHUB_TOKEN)",
     )
+    _token_secret(audit, "DATAHUB_TOKEN")
     audit.add_argument(
         "--since", type=_moment, metavar="ISO", help="start of the first collection (default: a day ago)"
     )
@@ -322,6 +358,7 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         metavar="NAME",
         help="environment variable with the bot's JWT (default OPENMETADATA_TOKEN)",
     )
+    _token_secret(openmetadata, "OPENMETADATA_TOKEN")
     openmetadata.add_argument(
         "--since", type=_moment, metavar="ISO", help="start of the first pull (default: a day ago)"
     )
@@ -329,13 +366,16 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
         "--subscription",
         action="append",
         metavar="NAME",
-        help="also land this alert's failed deliveries (repeatable; servers with the failed-events API)",
+        help="also land this alert's failed deliveries (repeatable; servers with the failed-events API; "
+        "an empty name is none)",
     )
     openmetadata.add_argument(
         "--every", type=_interval, metavar="INTERVAL", help="pull again on every tick, e.g. 15m"
     )
     openmetadata.set_defaults(func=cmd_collect_openmetadata)
 
+
+def _add_kafka_command(sources: argparse._SubParsersAction) -> None:
     kafka = sources.add_parser(
         "datahub-kafka",
         help="consume DataHub's PlatformEvent_v1 topic into <landing>/datahub_ece/, committing after landing",
@@ -352,6 +392,8 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     kafka.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
     kafka.set_defaults(func=cmd_collect_datahub_kafka)
 
+
+def _add_receive_command(subparsers: argparse._SubParsersAction) -> None:
     receive = subparsers.add_parser(
         "receive", help="HTTP receiver for OpenMetadata, DataWorks and DataHub events, landing each durably"
     )

@@ -6,7 +6,8 @@ depends on which follows from each spec: a task depends on the tasks that build 
 spec reads (a silver spec's `source`, a gold spec's `sources`; bronze reads landing files). So
 the local runner, the Databricks job and the code that reads the tables can never disagree.
 The same file says what the specs cannot: how the Databricks job groups tasks
-(`pipelines.core.task_groups`), its schedule and its retries.
+(`pipelines.core.task_groups`), its schedule and its retries, and which catch-up collectors it
+runs before its bronze tasks (`pipelines.deploy.collect_tasks`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ SETTINGS = {
     "grouping",
     "lanes",
     "tasks",
+    "collectors",
+    "collector_retries",
+    "collector_timeout_seconds",
 }
 
 
@@ -63,7 +67,8 @@ class Task:
 @dataclass(frozen=True)
 class TaskGraph:
     """The tasks, and what `conf/jobs.yaml` says of the Databricks job: its name, schedule,
-    retries, and how it groups tasks (`grouping`, and the `lanes` of landing sources)."""
+    retries, how it groups tasks (`grouping`, and the `lanes` of landing sources), and the
+    collectors it runs as tasks of their own (`collectors`, by `lakehouse collect` name)."""
 
     name: str
     tasks: tuple[Task, ...]
@@ -73,6 +78,9 @@ class TaskGraph:
     lanes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     timeout_seconds: int = 0  # a run still going then is stopped (0: no limit)
     duration_warning_seconds: int = 0  # a run going longer is reported (0: never)
+    collectors: tuple[str, ...] = ()  # pulls the Databricks job runs before its bronze tasks
+    collector_retries: int = 0  # a failed pull is tried again this many times
+    collector_timeout_seconds: int = 0  # a pull still going then is stopped (0: no limit)
 
     def ordered(self, layers: set[str] | None = None) -> list[Task]:
         """Tasks in dependency order (stable: declaration order among ready tasks). Dependencies
@@ -170,6 +178,9 @@ def load_graph(path: str | Path = DEFAULT_GRAPH) -> TaskGraph:
         _lanes(path, data.get("lanes") or {}),
         _seconds(path, data, "timeout_seconds"),
         _seconds(path, data, "duration_warning_seconds"),
+        _collectors(path, data.get("collectors") or []),
+        _whole(path, data, "collector_retries", "retries"),
+        _seconds(path, data, "collector_timeout_seconds"),
     )
     graph.ordered()
     _check_grouping(path, graph)
@@ -177,10 +188,25 @@ def load_graph(path: str | Path = DEFAULT_GRAPH) -> TaskGraph:
 
 
 def _seconds(path: str | Path, data: dict, key: str) -> int:
+    return _whole(path, data, key, "seconds")
+
+
+def _whole(path: str | Path, data: dict, key: str, unit: str) -> int:
     value = data.get(key, 0)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(f"{path}: {key} must be a whole number of seconds >= 0, got {value!r}")
+        raise ConfigError(f"{path}: {key} must be a whole number of {unit} >= 0, got {value!r}")
     return value
+
+
+def _collectors(path: str | Path, names: Any) -> tuple[str, ...]:
+    """The collectors' names, each once; which names the job can run is the bundle's to say."""
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ConfigError(
+            f"{path}: collectors lists `lakehouse collect` names, e.g. [openmetadata], got {names!r}"
+        )
+    if len(names) != len(set(names)):
+        raise ConfigError(f"{path}: a collector is listed twice in collectors")
+    return tuple(names)
 
 
 def _module_name(path: str | Path, item: Any) -> str:

@@ -3,12 +3,14 @@
 The graph is the one source of truth: the job's tasks are its task groups
 (`pipelines.core.task_groups`), each running `lakehouse-task --group <key>` from the
 project's wheel, their `depends_on` follow from the tasks' dependencies, and a last
-`maintenance` task compacts the tables. The wheel carries the default configuration, the
-catalogs and the suites (`pipelines.core.defaults`), so a task needs nothing else from the
-repository.
+`maintenance` task compacts the tables. Before the bronze groups, a collect task per collector
+that conf/jobs.yaml lists pulls into landing (`pipelines.deploy.collect_tasks`). The wheel
+carries the default configuration, the catalogs and the suites (`pipelines.core.defaults`), so
+a task needs nothing else from the repository.
 
 Three files, all generated and committed:
-- `databricks.yml`: the variables (`catalog` has no default: the user names it once, at deploy),
+- `databricks.yml`: the variables (`catalog` has no default: the user names it once, at deploy;
+  each collector's server URL defaults to empty, a collect task that pulls nothing),
   the wheel artifact (its version changes with every build: `dynamic_version`) and the targets
   (`TARGETS`): in development mode (names, schemas and volumes carry the deploying user's prefix,
   schedules paused) `dev` on a dedicated job cluster, `standard` on a standard access mode job
@@ -36,9 +38,11 @@ from pathlib import Path
 
 import yaml
 
-from pipelines.core.config import Config, load_config
+from pipelines.core.config import Config, ConfigError, load_config
 from pipelines.core.graph import TaskGraph, load_graph
 from pipelines.core.task_groups import task_groups
+from pipelines.deploy import collect_tasks
+from pipelines.deploy.collect_tasks import COLLECT_ENTRY_POINT, RETRY_INTERVAL_MILLIS
 from pipelines.runtime.spark import REQUIRED_CONF
 
 PACKAGE = "catalog-lakehouse"
@@ -51,8 +55,9 @@ SERVERLESS_ENVIRONMENT_VERSION = "4"
 MAINTENANCE_TASK = "maintenance"
 STORAGE_SCHEMA = "lakehouse"  # resources.schemas key and name: the volumes' schema, the tables' prefix
 SCHEMA_NAME = "${resources.schemas." + STORAGE_SCHEMA + ".name}"  # with the target mode's prefix
+SECRET_SCOPE = "${var.secret_scope}"
 IP_SALT_KEY = "ip_salt"  # the secret's key in the scope `var.secret_scope`
-IP_SALT_SECRET = "${var.secret_scope}/" + IP_SALT_KEY
+IP_SALT_SECRET = SECRET_SCOPE + "/" + IP_SALT_KEY
 # Access modes as the Clusters API names them without `kind` (`DATA_SECURITY_MODE_*` names need
 # `kind: CLASSIC_PREVIEW`): dedicated to the job's identity, or standard (shared, Spark Connect).
 DEDICATED, STANDARD_ACCESS = "SINGLE_USER", "USER_ISOLATION"
@@ -113,7 +118,8 @@ VARIABLES = {
         "default": "17.3.x-scala2.13",
     },
     "secret_scope": {
-        "description": f"Secret scope holding the IP salt under the key {IP_SALT_KEY}",
+        "description": f"Secret scope holding the IP salt under the key {IP_SALT_KEY}, and the tokens "
+        "of the collect tasks: " + ", ".join(c.token_key for c in collect_tasks.COLLECTORS.values()),
         "default": "catalog_lakehouse",
     },
     "service_principal": {
@@ -163,19 +169,53 @@ def _wheel_task(first: str) -> dict:
     return {"package_name": PACKAGE, "entry_point": TASK_ENTRY_POINT, "parameters": task_parameters(first)}
 
 
-def job_document(graph: TaskGraph) -> dict:
-    """The job as every target shares it: one task per task group, then the maintenance task,
-    no compute (each target adds its own)."""
-    groups = task_groups(graph)
-    tasks = [
-        {
-            "task_key": group.key,
-            **({"depends_on": [{"task_key": d} for d in group.depends_on]} if group.depends_on else {}),
-            "python_wheel_task": _wheel_task(f"--group={group.key}"),
-            "max_retries": graph.retries,
+def collect_task_documents(graph: TaskGraph) -> list[dict]:
+    """A task per collector conf/jobs.yaml lists: one pull into the bronze tasks' landing, retried
+    `collector_retries` times a minute apart, an attempt stopped after `collector_timeout_seconds`."""
+    tasks = []
+    for collector in collect_tasks.scheduled(graph):
+        parameters = collect_tasks.parameters(
+            collector, TASK_OPTIONS["landing"], TASK_OPTIONS["conf"], SECRET_SCOPE
+        )
+        task = {
+            "task_key": collector.task_key,
+            "python_wheel_task": {
+                "package_name": PACKAGE,
+                "entry_point": COLLECT_ENTRY_POINT,
+                "parameters": parameters,
+            },
+            "max_retries": graph.collector_retries,
         }
-        for group in groups
-    ]
+        if graph.collector_retries:
+            task["min_retry_interval_millis"] = RETRY_INTERVAL_MILLIS
+        if graph.collector_timeout_seconds:
+            task["timeout_seconds"] = graph.collector_timeout_seconds
+        tasks.append(task)
+    return tasks
+
+
+def job_document(graph: TaskGraph) -> dict:
+    """The job as every target shares it: the collect tasks, one task per task group (a bronze
+    group after the collect tasks feeding it, whatever their outcome), then the maintenance
+    task; no compute (each target adds its own)."""
+    groups = task_groups(graph)
+    fed = collect_tasks.fed_groups(graph)
+    tasks = collect_task_documents(graph)
+    for group in groups:
+        if group.key in fed and group.depends_on:
+            # ALL_DONE would run it after a failed upstream group too: only bronze groups are fed
+            raise ConfigError(f"task group {group.key} reads landing and other tasks' tables at once")
+        waits = [*fed.get(group.key, []), *group.depends_on]
+        tasks.append(
+            {
+                "task_key": group.key,
+                **({"depends_on": [{"task_key": d} for d in waits]} if waits else {}),
+                # a failed pull must not hold up its lane: what else landed is ingested all the same
+                **({"run_if": "ALL_DONE"} if group.key in fed else {}),
+                "python_wheel_task": _wheel_task(f"--group={group.key}"),
+                "max_retries": graph.retries,
+            }
+        )
     tasks.append(
         {
             "task_key": MAINTENANCE_TASK,
@@ -242,7 +282,8 @@ def serverless_compute(graph: TaskGraph) -> dict:
 
 
 def _task_keys(graph: TaskGraph) -> list[str]:
-    return [group.key for group in task_groups(graph)] + [MAINTENANCE_TASK]
+    collect = [collector.task_key for collector in collect_tasks.scheduled(graph)]
+    return collect + [group.key for group in task_groups(graph)] + [MAINTENANCE_TASK]
 
 
 def targets() -> dict:
@@ -342,7 +383,7 @@ def bundle_documents(graph: TaskGraph, config: Config) -> dict[str, dict]:
     root = {
         "bundle": {"name": graph.name},
         "include": ["resources/*.yml"],
-        "variables": copy.deepcopy(VARIABLES),
+        "variables": {**copy.deepcopy(VARIABLES), **collect_tasks.variables(graph)},
         "artifacts": {
             "lakehouse_wheel": {
                 "type": "whl",

@@ -9,7 +9,10 @@ the Databricks CLI merges it (`pipelines.deploy.deployments`) and checked:
 - what the models do not know: every task's wheel exists or an artifact builds it; every
   `environment_key` names an environment of its job; every task has one kind of compute;
   `spark_version` has a runtime's shape (`17.3.x-scala2.13`); the task parameters are accepted
-  by `lakehouse-task`; the entry point is declared in pyproject.toml (read with `tomllib`);
+  by `lakehouse-task` or, for a collect task, `lakehouse-collect`, which must pull once (no
+  `--every`) with a token from the secret scope into the landing the bronze tasks read, must not
+  retry for ever, and must not hold up a task after it (`run_if: ALL_DONE`); the entry points
+  are declared in pyproject.toml (read with `tomllib`);
   every `${...}` reference is known and every variable has a default or a lookup, but the
   required ones (`catalog`), which must be declared and name the tasks' catalog; the targets
   have what their mode requires (production: `run_as` and a `workspace.root_path` that only
@@ -17,7 +20,7 @@ the Databricks CLI merges it (`pipelines.deploy.deployments`) and checked:
   left paused); a job cluster's access mode is one the Clusters API takes with its `kind`, and
   one Unity Catalog serves; every wheel artifact gets a version of its own per build; the
   schedule's cron and time zone are valid (`pipelines.deploy.quartz_cron`); the job's tasks and
-  edges are the task groups'.
+  edges are the task groups' and the collect tasks' of conf/jobs.yaml.
 `databricks bundle validate` checks the rest against a workspace.
 """
 
@@ -38,6 +41,7 @@ import yaml
 from pipelines.core.config import PROJECT_ROOT, Config, load_config
 from pipelines.core.graph import TaskGraph, load_graph
 from pipelines.core.task_groups import task_groups
+from pipelines.deploy import collect_tasks
 from pipelines.deploy.bundle import (
     MAINTENANCE_TASK,
     PACKAGE,
@@ -46,9 +50,10 @@ from pipelines.deploy.bundle import (
     bundle_documents,
     render,
 )
+from pipelines.deploy.collect_tasks import COLLECT_ENTRY_POINT
 from pipelines.deploy.deployments import MAIN, REFERENCE, Deployment, deployment, target_names
 from pipelines.deploy.quartz_cron import cron_problems, timezone_problems
-from pipelines.deploy.task_parameters import task_parser
+from pipelines.deploy.task_parameters import parse_collect_task, task_parser
 
 MODES = ("development", "production")
 SPARK_VERSION = re.compile(r"\d+\.\d+\.x(-[a-z0-9]+)*-scala\d+\.\d+")
@@ -376,6 +381,8 @@ def job_problems(
                 problems += [
                     f"{at}: {p}" for p in parameter_problems(task["task_key"], wheel.get("parameters"))
                 ]
+            if wheel.get("entry_point") == COLLECT_ENTRY_POINT:
+                problems += [f"{at}: {p}" for p in collect_task_problems(task, tasks)]
     for key, environment in environments.items():
         for dependency in (environment.get("spec") or {}).get("dependencies") or []:
             if dependency.endswith(".whl") and not dependency.startswith("/"):
@@ -405,6 +412,51 @@ def job_problems(
         ]
         problems += [f"{where}: schedule: {p}" for p in timezone_problems(schedule.get("timezone_id"))]
     return problems
+
+
+def collect_task_problems(task: dict, tasks: list[dict]) -> list[str]:
+    """A collect task: `lakehouse-collect` accepts its parameters and pulls once what the task is
+    named for, with a token from the secret scope, into the landing the bronze tasks read; it
+    does not retry for ever, and no task after it waits for its success."""
+    key = task.get("task_key")
+    parameters = (task.get("python_wheel_task") or {}).get("parameters") or []
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            parsed = parse_collect_task(parameters)
+    except SystemExit:
+        message = errors.getvalue().strip().splitlines()
+        return [f"lakehouse-collect refuses its parameters: {message[-1] if message else 'usage error'}"]
+    problems = []
+    runs = collect_tasks.task_key(parsed.collect_source)
+    if runs != key:
+        problems.append(f"parameters run '{runs}', not '{key}'")
+    if not parsed.token_secret:
+        problems.append(
+            "no --token-secret: the job sets no token variable, so the pull would go without its token"
+        )
+    read = {p for t in tasks for p in _wheel_parameters(t, TASK_ENTRY_POINT) if p.startswith("--landing=")}
+    landing = f"--landing={parsed.landing}"
+    if read and landing not in read:
+        problems.append(f"lands into {parsed.landing}, but the bronze tasks read {sorted(read)}")
+    if task.get("max_retries") == -1:
+        problems.append(
+            "max_retries -1 retries for ever, and the bronze task after it waits for every attempt"
+        )
+    for waiting in tasks:
+        if any(d.get("task_key") == key for d in waiting.get("depends_on") or []) and (
+            waiting.get("run_if") != "ALL_DONE"
+        ):
+            problems.append(
+                f"task {waiting.get('task_key')} waits for its success: a failed pull would hold up its "
+                "lane; give it run_if: ALL_DONE"
+            )
+    return problems
+
+
+def _wheel_parameters(task: dict, entry_point: str) -> list[str]:
+    wheel = task.get("python_wheel_task") or {}
+    return list(wheel.get("parameters") or []) if wheel.get("entry_point") == entry_point else []
 
 
 def compute_problems(task: dict, clusters: dict, environments: dict) -> list[str]:
@@ -549,16 +601,18 @@ def differences(written: Any, read: Any, path: str = "") -> list[tuple[str, str]
 
 
 def graph_drift(graph: TaskGraph, documents: dict[str, dict]) -> list[str]:
-    """Differences between the task groups (and the maintenance task after them) and the job's
-    tasks and edges, in the default target."""
+    """Differences between the task groups (the collect tasks before them, the maintenance task
+    after them) and the job's tasks and edges, in the default target."""
     names = target_names(documents)
     main = documents.get(MAIN) or {}
     default = next((n for n in names if ((main.get("targets") or {}).get(n) or {}).get("default")), names[0])
     job = deployment(documents, default).jobs.get(graph.name, {})
     groups = task_groups(graph)
     expected = {g.key for g in groups} | {MAINTENANCE_TASK}
+    expected |= {c.task_key for c in collect_tasks.scheduled(graph)}
     expected_edges = {(g.key, d) for g in groups for d in g.depends_on}
     expected_edges |= {(MAINTENANCE_TASK, g.key) for g in groups}
+    expected_edges |= {(g, c) for g, fed in collect_tasks.fed_groups(graph).items() for c in fed}
     found = {t.get("task_key") for t in job.get("tasks", [])}
     found_edges = {
         (t["task_key"], d["task_key"]) for t in job.get("tasks", []) for d in t.get("depends_on") or []

@@ -253,7 +253,7 @@ class GoldPath(Enum):
     """How a run brings a gold table up to date (`plan`), each path one function (`PATHS`)."""
 
     FULL = "full build"  # no build yet, or a source it never read: everything, then overwrite
-    UP_TO_DATE = "up to date"  # no source gained a commit since the last build
+    UP_TO_DATE = "up to date"  # no source gained a row since the last build (`rows_changed_since`)
     APPEND = "append"  # `Append`: the new rows' groups are new, built alone and appended
     ACCUMULATE = "accumulate"  # `Accumulate`: new counts added to the touched rows, no history read
     EXTEND = "extend"  # `Extend`: touched groups extended in event-time order, late ones rebuilt
@@ -283,8 +283,8 @@ def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int],
     if not seen or any(s not in seen for s in present) or rebuilt:  # or no build yet, or a new source
         everything = sum(store.count_added_since(s, None) for s in present)
         return Plan(GoldPath.FULL, everything, everything)
-    changed = {s: v for s, v in present.items() if v > seen[s]}
-    if not changed:
+    changed = {s: v for s, v in present.items() if v > seen[s] and store.rows_changed_since(s, seen[s])}
+    if not changed:  # no commit since the last build, or none that changed a row
         return Plan(GoldPath.UP_TO_DATE, 0, 0)
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     # absent: recorded by an older release, so unknown; a None value: that source held no event
@@ -498,11 +498,12 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
     spec, store = job.spec, job.ctx.store
     newest_seen = job.recorded.get(EVENT_TIME_WATERMARK) or {}
     relevant = {s: spec.relevant(s, rows) for s, rows in job.new_rows.items()}
+    bounds = _domain_bounds(spec, newest_seen)
     flagged = [
         rows.select(
             GROUP,
             F.lit(s).alias("_source"),
-            _is_late(spec, s, newest_seen).alias("_late"),
+            _is_late(bounds[_domain_of(spec, s, newest_seen)]).alias("_late"),
             F.unix_micros(EVENT_TIME).alias("_micros"),
         )
         for s, rows in relevant.items()
@@ -518,7 +519,6 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
             )
             .collect()
         )
-    bounds = _domain_bounds(spec, newest_seen)
     domains: dict = {}
     for row in found:
         domains.setdefault(row[GROUP], set()).add(_domain_of(spec, row["_source"], newest_seen))
@@ -655,10 +655,10 @@ PATHS: dict[GoldPath, Callable[[GoldJob], TaskResult]] = {
 }
 
 
-def _is_late(spec: GoldTableSpec, source: str, newest_seen: dict[str, int | None]) -> Column:
-    """True for a row of `source` not after the newest event seen in its ordering domain (within
-    the statistics' precision); false for rows without event_time, which no build orders."""
-    bound = _domain_bounds(spec, newest_seen)[_domain_of(spec, source, newest_seen)]
+def _is_late(bound: int | None) -> Column:
+    """True for a row before its ordering domain's `bound` (`_domain_bounds`: the newest event
+    seen in the domain, within the statistics' precision), so not after that event; false for
+    rows without event_time, which no build orders, and where the domain has seen no event."""
     if bound is None:
         return F.lit(False)
     return F.coalesce(F.unix_micros(EVENT_TIME) < F.lit(bound), F.lit(False))

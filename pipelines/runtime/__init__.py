@@ -1,4 +1,5 @@
-"""Where the code runs: the Spark session, a JDK, SQL expression text, fault injection for crash tests.
+"""Where the code runs: the Spark session, a JDK, SQL expression text, fault injection for crash
+tests, the secrets a Databricks task reads from its scope.
 
 The names below load on first use: the tuning settings (`pipelines.runtime.tuning`) are read
 by commands before Spark itself is imported.

@@ -258,6 +258,14 @@ class TableStore:
         whole change since then (False when rows were removed or rewritten, or when unsure)."""
         return self.engine.only_appended_since(self.ref(name), version)
 
+    def rows_changed_since(self, name: str, version: int) -> bool:
+        """Whether a commit after `version` added or removed rows. Commits that change none (a
+        compaction, a vacuum, a table property, an empty append) leave a reader of the table up
+        to date: taken as changes, they would have every downstream task commit again for nothing."""
+        if self.version(name) <= version:
+            return False
+        return not self.only_appended_since(name, version) or self.count_added_since(name, version) > 0
+
     def count_added_since(self, name: str, version: int | None) -> int:
         """How many rows `read_added_since` would return, from the log where the engine can."""
         return self.engine.count_added_since(self.ref(name), version)

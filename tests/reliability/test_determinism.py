@@ -34,7 +34,10 @@ from tests.support.engines import engine_store, skip_without_delta_spark, with_e
 from tests.support.runs import SAMPLES
 from tests.support.tables import RUN_SPECIFIC
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy]
+# Two builds of the samples and a compaction (ten minutes on 2 cores): `make test-exhaustive`. In
+# `make test-all`, that a compaction changes no answer and that a later run reads none of its rows
+# as new is checked on tables (tests/pipelines/store/test_table_store.py, test_compaction.py).
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, pytest.mark.exhaustive]
 
 
 def _has_map(data_type: DataType) -> bool:
@@ -121,8 +124,10 @@ def first(config, spark, tmp_path_factory) -> First:
     return First(landing, store, answers(store))
 
 
-# delta-spark builds the samples in about three times delta-rs' time
-SECOND_ENGINES = [pytest.param("delta-rs"), pytest.param("delta-spark", marks=pytest.mark.slow)]
+# delta-spark builds the samples in about three times delta-rs' time; that both engines build the
+# same rows is checked in `make test-all` by delta-spark continuing delta-rs' warehouse
+# (test_cross_engine.py), byte for byte here
+SECOND_ENGINES = ["delta-rs", "delta-spark"]
 
 
 @pytest.fixture(scope="module", params=SECOND_ENGINES)

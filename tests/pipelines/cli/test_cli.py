@@ -199,6 +199,7 @@ def test_bundle_export_and_check(tmp_path, capsys):
     ]
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "catalog-lakehouse"\n[project.scripts]\nlakehouse-task = "pipelines.cli:task_main"\n'
+        'lakehouse-collect = "pipelines.cli:collect_main"\n'
     )
     capsys.readouterr()
     assert main(["bundle", "--check", "--out", str(tmp_path)]) == 0

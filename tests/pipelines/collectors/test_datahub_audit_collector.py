@@ -17,6 +17,7 @@ import pytest
 from pipelines.cli import main
 from pipelines.collectors.datahub_audit import AuditSettings, CollectError, DataHubAuditCollector
 from tests.support.audit_collector import T0, T0_MS, TOKEN, collector
+from tests.support.secrets_api import secrets_api
 from tests.support.stand_in_datahub import DAY_MS, StandInAuditServer
 
 MINUTE_MS = 60_000
@@ -202,6 +203,30 @@ def test_a_token_from_another_variable_is_sent_and_written_nowhere(tmp_path, mon
     assert any(p.name.endswith(".json") and "_state" in str(p) for p in files)
     assert all(TOKEN.encode() not in p.read_bytes() for p in files)
     assert TOKEN not in out.out + out.err
+
+
+def test_a_token_secret_is_read_only_when_the_variable_is_unset_and_one_missing_stops_at_once(
+    tmp_path, monkeypatch, capsys
+):
+    arguments = [
+        "collect",
+        "datahub-audit",
+        "--landing",
+        str(tmp_path),
+        "--token-secret",
+        "lakehouse/datahub",
+    ]
+    with secrets_api(monkeypatch, {}) as workspace, StandInAuditServer(token=TOKEN) as server:
+        server.add_events([int(time.time() * 1000) - 3_600_000])
+        monkeypatch.setenv("DATAHUB_TOKEN", "")  # unset, and restored after the test
+        assert main([*arguments, "--server", server.url]) == 2
+        assert server.requests == 0  # nothing asked without the token
+        assert capsys.readouterr().err.startswith(
+            "lakehouse collect: config error: cannot read the DataHub token from secret lakehouse/datahub: "
+        )
+        monkeypatch.setenv("DATAHUB_TOKEN", TOKEN)  # set (on a cluster, say): the scope is not asked
+        assert main([*arguments, "--server", server.url]) == 0
+    assert len(workspace.requests) == 1 and "events=1" in capsys.readouterr().out
 
 
 def test_an_unreachable_server_is_retried_a_bounded_number_of_times_then_reported(tmp_path):

@@ -14,6 +14,7 @@ from pipelines.cli import main
 from pipelines.collectors.openmetadata import OpenMetadataPull, OpenMetadataSettings
 from pipelines.collectors.retrying_http import PullError
 from tests.support.receiver import landed_files, logged_losses, running_receiver
+from tests.support.secrets_api import JOB_TOKEN, secrets_api
 from tests.support.stand_in_openmetadata import StandInOpenMetadata
 
 T0 = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
@@ -141,3 +142,24 @@ def test_the_command_pulls_into_landing_and_prints_what_it_collected(tmp_path, c
     assert out.startswith("collected  events=12  failed_events=0  files=")
     assert landed_ids(tmp_path) == Counter({e["id"]: 1 for e in events})
     assert TOKEN not in out and all(TOKEN not in p.read_text() for p in tmp_path.rglob("*") if p.is_file())
+
+
+def test_the_command_takes_its_token_from_a_databricks_secret(tmp_path, capsys, monkeypatch):
+    """`--token-secret SCOPE/KEY` fills the token variable from the secret scope, as a collect task
+    of the Databricks job reads it; an empty `--subscription` (its bundle variable unset) is none."""
+    monkeypatch.setenv("OPENMETADATA_TOKEN", "")  # unset, and restored after the test
+    secret = {("lakehouse", "openmetadata_token"): TOKEN}
+    with secrets_api(monkeypatch, secret) as workspace, StandInOpenMetadata(token=TOKEN) as server:
+        now = int(dt.datetime.now(dt.timezone.utc).timestamp() * 1000)
+        events = server.change([now - 10 * MINUTE_MS + i * 1000 for i in range(5)])
+        code = main(
+            ["collect", "openmetadata", "--server", server.url, "--landing", str(tmp_path)]
+            + ["--token-secret", "lakehouse/openmetadata_token", "--subscription", ""]
+        )
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert workspace.requests == [("lakehouse", "openmetadata_token", f"Bearer {JOB_TOKEN}")]
+    assert landed_ids(tmp_path) == Counter({e["id"]: 1 for e in events})
+    assert not [path for path, _ in server.requests if path.endswith("/failedEvents")]
+    assert TOKEN not in out.out + out.err
+    assert all(TOKEN not in p.read_text() for p in tmp_path.rglob("*") if p.is_file())

@@ -1,8 +1,11 @@
-"""The Databricks Asset Bundle: exported from the task graph's groups, committed, five targets
-(dedicated, standard and serverless compute in development; dedicated and serverless in
-production) that each deploy a complete job."""
+"""The Databricks Asset Bundle: exported from the task graph's groups and the collectors of
+conf/jobs.yaml, committed, five targets (dedicated, standard and serverless compute in
+development; dedicated and serverless in production) that each deploy a complete job."""
 
 from __future__ import annotations
+
+import dataclasses
+import subprocess
 
 import pytest
 
@@ -12,6 +15,7 @@ from pipelines.core.task_groups import task_groups
 from pipelines.deploy import bundle
 from pipelines.deploy.bundle_check import check, project_scripts
 from pipelines.deploy.deployments import deployment, normalize_prefix, target_names
+from tests.support.jobs_service import run_job
 
 FILES = ("databricks.yml", "resources/catalog_lakehouse_job.yml", "resources/catalog_lakehouse_storage.yml")
 
@@ -40,16 +44,21 @@ def test_committed_bundle_passes_the_offline_check():
     assert check(PROJECT_ROOT) == []
 
 
-def test_task_entry_point_is_declared_in_pyproject():
-    assert project_scripts(PROJECT_ROOT / "pyproject.toml")["lakehouse-task"] == "pipelines.cli:task_main"
+def test_task_entry_points_are_declared_in_pyproject():
+    scripts = project_scripts(PROJECT_ROOT / "pyproject.toml")
+    assert scripts["lakehouse-task"] == "pipelines.cli:task_main"
+    assert scripts["lakehouse-collect"] == "pipelines.cli:collect_main"
 
 
-def test_the_job_runs_the_task_groups_then_the_maintenance_task(documents):
+def test_the_job_runs_the_collect_tasks_the_task_groups_then_the_maintenance_task(documents):
     groups = task_groups(load_graph())
     job = deployed_job(documents, "dev")
-    assert [t["task_key"] for t in job["tasks"]] == [g.key for g in groups] + ["maintenance"]
-    for task, group in zip(job["tasks"], groups, strict=False):
-        assert [d["task_key"] for d in task.get("depends_on", [])] == list(group.depends_on)
+    collect = ["collect_openmetadata", "collect_datahub_audit"]
+    assert [t["task_key"] for t in job["tasks"]] == collect + [g.key for g in groups] + ["maintenance"]
+    fed = {"bronze_openmetadata": ["collect_openmetadata"], "bronze_datahub": ["collect_datahub_audit"]}
+    for task, group in zip(job["tasks"][len(collect) :], groups, strict=False):
+        waits = fed.get(group.key, []) + list(group.depends_on)
+        assert [d["task_key"] for d in task.get("depends_on", [])] == waits
         assert task["python_wheel_task"]["parameters"][0] == f"--group={group.key}"
     maintenance = job["tasks"][-1]
     assert maintenance["python_wheel_task"]["parameters"][0] == "--maintenance"
@@ -59,10 +68,12 @@ def test_the_job_runs_the_task_groups_then_the_maintenance_task(documents):
 
 
 def test_every_task_passes_the_same_options(documents):
-    for task in deployed_job(documents, "dev")["tasks"]:
+    tasks = deployed_job(documents, "dev")["tasks"]
+    entry_points = [t["python_wheel_task"]["entry_point"] for t in tasks]
+    assert entry_points == ["lakehouse-collect"] * 2 + ["lakehouse-task"] * (len(tasks) - 2)
+    for task in tasks[2:]:
         assert task["max_retries"] == load_graph().retries
         assert task["python_wheel_task"]["package_name"] == "catalog-lakehouse"
-        assert task["python_wheel_task"]["entry_point"] == "lakehouse-task"
         assert task["python_wheel_task"]["parameters"][1:] == [
             "--conf=${var.conf}",
             "--landing=${var.landing}",
@@ -128,7 +139,9 @@ def test_the_serverless_targets_have_no_cluster_and_an_environment_holding_the_w
         assert task["environment_key"] == "lakehouse"
         assert not {"job_cluster_key", "libraries"} & set(task)
         # no cluster environment variables here: the task reads the IP salt from the scope itself
-        assert "--ip-salt-secret=${var.secret_scope}/ip_salt" in task["python_wheel_task"]["parameters"]
+        # (a collect task reads its token so, everywhere: tests/pipelines/deploy/test_collect_tasks.py)
+        if task["python_wheel_task"]["entry_point"] == "lakehouse-task":
+            assert "--ip-salt-secret=${var.secret_scope}/ip_salt" in task["python_wheel_task"]["parameters"]
 
 
 def test_the_job_has_a_timeout_a_duration_warning_and_mails_on_failure(documents):
@@ -215,3 +228,107 @@ def test_development_prefixes_are_normalized_as_the_cli_does():
         "serverless_${workspace.current_user.short_name}_"
     )
     assert normalize_prefix("Team-A ") == "team_a"
+
+
+COLLECT_PARAMETERS = {
+    "collect_openmetadata": [
+        "openmetadata",
+        "--server=${var.openmetadata_server}",
+        "--landing=${var.landing}",
+        "--conf=${var.conf}",
+        "--token-secret=${var.secret_scope}/openmetadata_token",
+        "--subscription=${var.openmetadata_subscription}",
+    ],
+    "collect_datahub_audit": [
+        "datahub-audit",
+        "--server=${var.datahub_server}",
+        "--landing=${var.landing}",
+        "--conf=${var.conf}",
+        "--token-secret=${var.secret_scope}/datahub_token",
+    ],
+}
+
+
+def tasks_by_key(job) -> dict[str, dict]:
+    return {t["task_key"]: t for t in job["tasks"]}
+
+
+@pytest.mark.parametrize("target", ["dev", "standard", "serverless", "prod", "prod_serverless"])
+def test_the_collect_tasks_pull_once_before_the_bronze_task_of_their_lane(documents, target):
+    """Each collector of conf/jobs.yaml pulls once per run (no --every) into the landing the bronze
+    tasks read, its token from the job's secret scope, before the bronze task of its landing
+    source, which runs whatever the pull's outcome; on every target's compute."""
+    graph = load_graph()
+    job = deployed_job(documents, target)
+    tasks = tasks_by_key(job)
+    for key, parameters in COLLECT_PARAMETERS.items():
+        task = tasks[key]
+        assert task["python_wheel_task"] == {
+            "package_name": "catalog-lakehouse",
+            "entry_point": "lakehouse-collect",
+            "parameters": parameters,
+        }
+        assert "depends_on" not in task and "run_if" not in task  # first in the run, at once
+        assert task["max_retries"] == graph.collector_retries == 1
+        assert task["min_retry_interval_millis"] == 60_000
+        assert task["timeout_seconds"] == graph.collector_timeout_seconds == 600
+        assert ("environment_key" in task) == target.endswith("serverless")
+        assert ("job_cluster_key" in task) != target.endswith("serverless")
+    assert tasks["bronze_openmetadata"]["depends_on"] == [{"task_key": "collect_openmetadata"}]
+    assert tasks["bronze_datahub"]["depends_on"] == [{"task_key": "collect_datahub_audit"}]
+    for key in ("bronze_openmetadata", "bronze_datahub"):
+        assert tasks[key]["run_if"] == "ALL_DONE"  # a failed pull does not hold up its lane
+    assert "depends_on" not in tasks["bronze_dataworks"]  # no pull feeds it
+    others = [
+        t for k, t in tasks.items() if k not in ("bronze_openmetadata", "bronze_datahub", "maintenance")
+    ]
+    assert not [t["task_key"] for t in others if "run_if" in t]
+    assert not {d["task_key"] for d in tasks["maintenance"]["depends_on"]} & set(COLLECT_PARAMETERS)
+
+
+def test_the_collectors_servers_are_variables_that_may_stay_empty(documents):
+    variables = documents["databricks.yml"]["variables"]
+    for name in ("openmetadata_server", "openmetadata_subscription", "datahub_server"):
+        assert variables[name]["default"] == ""
+    assert "openmetadata_token" in variables["secret_scope"]["description"]
+    assert "datahub_token" in variables["secret_scope"]["description"]
+
+
+def test_a_collector_left_out_of_jobs_yaml_has_no_task_edge_or_variable():
+    graph = load_graph()
+    only_audit = bundle.bundle_documents(
+        dataclasses.replace(graph, collectors=("datahub-audit",)), load_config()
+    )
+    job = deployed_job(only_audit, "serverless")
+    tasks = tasks_by_key(job)
+    assert "collect_openmetadata" not in tasks and "collect_datahub_audit" in tasks
+    assert not {"depends_on", "run_if"} & set(tasks["bronze_openmetadata"])
+    assert tasks["bronze_datahub"]["depends_on"] == [{"task_key": "collect_datahub_audit"}]
+    variables = only_audit["databricks.yml"]["variables"]
+    assert "datahub_server" in variables
+    assert not {"openmetadata_server", "openmetadata_subscription"} & set(variables)
+
+    none = bundle.bundle_documents(dataclasses.replace(graph, collectors=()), load_config())
+    job = deployed_job(none, "dev")
+    assert [t["task_key"] for t in job["tasks"]] == [g.key for g in task_groups(graph)] + ["maintenance"]
+    assert [t for t in job["tasks"] if t["task_key"] != "maintenance" and "run_if" in t] == []
+    assert not {"openmetadata_server", "datahub_server"} & set(none["databricks.yml"]["variables"])
+
+
+def test_a_failed_pull_holds_up_no_lane_as_the_jobs_service_orders_the_job(documents):
+    """Ordered as the Jobs service orders it (`tests.support.jobs_service`), a job whose
+    OpenMetadata pull fails every attempt runs every other task: its own lane's too. Without
+    `run_if: ALL_DONE` the lane, and the gold groups joining it, would not run."""
+    job = deployed_job(documents, "serverless")
+
+    def start(task: dict) -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess([], 1 if task["task_key"] == "collect_openmetadata" else 0)
+
+    runs = run_job(job["tasks"], start)
+    assert runs["collect_openmetadata"].state == "FAILED"
+    assert runs["collect_openmetadata"].attempts == 1 + load_graph().collector_retries
+    assert {key for key, run in runs.items() if run.state != "SUCCESS"} == {"collect_openmetadata"}
+
+    tasks_by_key(job)["bronze_openmetadata"].pop("run_if")
+    held_up = {key for key, run in run_job(job["tasks"], start).items() if run.state == "UPSTREAM_FAILED"}
+    assert {"bronze_openmetadata", "silver_openmetadata", "gold_datahub_openmetadata"} <= held_up

@@ -4,6 +4,7 @@ databricks-bundles' typed models or by the checks of what they do not know."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 import yaml
@@ -15,7 +16,7 @@ from pipelines.core.graph import load_graph
 from pipelines.deploy import bundle
 from pipelines.deploy.bundle_check import graph_drift, model_problems, parameter_problems, validate
 
-SCRIPTS = {"lakehouse-task": "pipelines.cli:task_main"}
+SCRIPTS = {"lakehouse-task": "pipelines.cli:task_main", "lakehouse-collect": "pipelines.cli:collect_main"}
 JOB = "resources/catalog_lakehouse_job.yml"
 NAME = "catalog_lakehouse"
 
@@ -39,6 +40,11 @@ def base_job(documents) -> dict:
 
 def compute(documents, target) -> dict:
     return documents[JOB]["targets"][target]["resources"]["jobs"][NAME]
+
+
+def task(tasks: list[dict], key: str) -> dict:
+    (found,) = [t for t in tasks if t["task_key"] == key]
+    return found
 
 
 def test_a_fresh_export_has_no_problem(documents, tmp_path):
@@ -96,7 +102,7 @@ def test_a_spark_version_without_the_runtimes_shape_is_caught(documents, tmp_pat
 
 
 def test_a_wheel_no_artifact_builds_is_caught(documents, tmp_path):
-    compute(documents, "dev")["tasks"][0]["libraries"] = [{"whl": "../dsit/*.whl"}]
+    task(compute(documents, "dev")["tasks"], "bronze_datahub")["libraries"] = [{"whl": "../dsit/*.whl"}]
     compute(documents, "serverless")["environments"][0]["spec"]["dependencies"] = ["../build/*.whl"]
     problems = problems_of(documents, tmp_path)
     assert (
@@ -135,8 +141,9 @@ def test_an_environment_key_naming_no_environment_is_caught(documents, tmp_path)
 
 
 def test_a_task_without_compute_or_with_two_kinds_is_caught(documents, tmp_path):
-    compute(documents, "dev")["tasks"].pop(0)  # bronze_datahub gets no cluster in dev
-    compute(documents, "prod")["tasks"][1]["environment_key"] = "lakehouse"
+    dev = compute(documents, "dev")["tasks"]
+    dev.remove(task(dev, "bronze_datahub"))  # bronze_datahub gets no cluster in dev
+    task(compute(documents, "prod")["tasks"], "bronze_openmetadata")["environment_key"] = "lakehouse"
     problems = problems_of(documents, tmp_path)
     assert "target dev: job catalog_lakehouse: task bronze_datahub: has no compute" in problems
     assert (
@@ -207,11 +214,11 @@ def test_every_variable_needs_a_default_or_a_lookup_and_every_reference_a_declar
 
 def test_broken_references_parameters_and_schedules_are_caught(documents, tmp_path):
     tasks = base_job(documents)["tasks"]
-    tasks[1]["depends_on"] = [{"task_key": "nope"}]
-    tasks[2]["python_wheel_task"]["entry_point"] = "not-a-script"
-    tasks[3]["python_wheel_task"]["parameters"].append("--bogus=1")
-    tasks[4]["python_wheel_task"]["parameters"][0] = "--group=gold_datahub"
-    compute(documents, "dev")["tasks"][5]["job_cluster_key"] = "missing_cluster"
+    task(tasks, "bronze_openmetadata")["depends_on"] = [{"task_key": "nope"}]
+    task(tasks, "bronze_dataworks")["python_wheel_task"]["entry_point"] = "not-a-script"
+    task(tasks, "silver_datahub")["python_wheel_task"]["parameters"].append("--bogus=1")
+    task(tasks, "silver_openmetadata")["python_wheel_task"]["parameters"][0] = "--group=gold_datahub"
+    task(compute(documents, "dev")["tasks"], "silver_dataworks")["job_cluster_key"] = "missing_cluster"
     base_job(documents)["schedule"] = {
         "quartz_cron_expression": "0 0/15 * * *",
         "timezone_id": "Mars/Olympus",
@@ -262,14 +269,14 @@ def test_schemas_and_volumes_are_checked_against_their_models(documents, tmp_pat
 
 def test_drift_between_the_task_groups_and_the_job_is_reported(documents):
     graph = load_graph()
-    base_job(documents)["tasks"][4]["depends_on"] = []
+    task(base_job(documents)["tasks"], "silver_openmetadata")["depends_on"] = []
     assert any("dependencies differ" in p for p in graph_drift(graph, documents))
-    base_job(documents)["tasks"][0]["task_key"] = "bronze_all"
+    task(base_job(documents)["tasks"], "bronze_datahub")["task_key"] = "bronze_all"
     assert any("bundle tasks differ" in p and "bronze_all" in p for p in graph_drift(graph, documents))
 
 
 def test_an_override_of_a_task_the_job_lacks_is_caught(documents, tmp_path):
-    base_job(documents)["tasks"][0]["task_key"] = "bronze_all"  # the targets still add bronze_datahub
+    task(base_job(documents)["tasks"], "bronze_datahub")["task_key"] = "bronze_all"  # targets still add it
     problems = problems_of(documents, tmp_path)
     assert "task bronze_datahub: runs nothing" in problems
     assert "parameters run 'bronze_datahub', not 'bronze_all'" in problems
@@ -333,7 +340,7 @@ def test_a_missing_catalog_variable_is_caught(documents, tmp_path):
 
 
 def test_tasks_must_write_the_catalog_the_variable_names(documents, tmp_path):
-    parameters = base_job(documents)["tasks"][0]["python_wheel_task"]["parameters"]
+    parameters = task(base_job(documents)["tasks"], "bronze_datahub")["python_wheel_task"]["parameters"]
     parameters[parameters.index("--catalog=${var.catalog}")] = "--catalog=main"
     problems = problems_of(documents, tmp_path)
     assert "task bronze_datahub: --catalog must be ${var.catalog}, got ['--catalog=main']" in problems
@@ -343,3 +350,99 @@ def test_a_wheel_whose_version_never_changes_is_caught(documents, tmp_path):
     documents["databricks.yml"]["artifacts"]["lakehouse_wheel"]["dynamic_version"] = False
     problems = problems_of(documents, tmp_path)
     assert "artifacts.lakehouse_wheel: a wheel of the same version each build" in problems
+
+
+@pytest.mark.parametrize(
+    "collectors", [(), ("openmetadata",), ("datahub-audit",), ("datahub-audit", "openmetadata")]
+)
+def test_a_job_with_any_choice_of_collectors_passes_the_check(tmp_path, collectors):
+    graph = dataclasses.replace(load_graph(), collectors=collectors)
+    documents = bundle.bundle_documents(graph, load_config())
+    assert problems_of(documents, tmp_path) == ""
+    assert graph_drift(graph, documents) == []
+
+
+def collect_parameters(documents, key="collect_openmetadata") -> list[str]:
+    return task(base_job(documents)["tasks"], key)["python_wheel_task"]["parameters"]
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        (
+            lambda d: task(base_job(d)["tasks"], "bronze_openmetadata").pop("run_if"),
+            "task collect_openmetadata: task bronze_openmetadata waits for its success: a failed pull would "
+            "hold up its lane; give it run_if: ALL_DONE",
+        ),
+        (
+            lambda d: task(base_job(d)["tasks"], "bronze_datahub").update(run_if="NONE_FAILED"),
+            "task collect_datahub_audit: task bronze_datahub waits for its success",
+        ),
+        (
+            lambda d: collect_parameters(d).append("--every=15m"),
+            "task collect_openmetadata: lakehouse-collect refuses its parameters: lakehouse-collect: error: "
+            "--every: a task of the job pulls once",
+        ),
+        (
+            lambda d: collect_parameters(d, "collect_datahub_audit").remove(
+                "--token-secret=${var.secret_scope}/datahub_token"
+            ),
+            "task collect_datahub_audit: no --token-secret: the job sets no token variable",
+        ),
+        (
+            lambda d: collect_parameters(d).__setitem__(2, "--landing=/Volumes/main/elsewhere/landing"),
+            "task collect_openmetadata: lands into /Volumes/main/elsewhere/landing, but the bronze tasks read "
+            "['--landing=${var.landing}']",
+        ),
+        (
+            lambda d: task(base_job(d)["tasks"], "collect_openmetadata").update(max_retries=-1),
+            "task collect_openmetadata: max_retries -1 retries for ever",
+        ),
+        (
+            lambda d: collect_parameters(d, "collect_datahub_audit").__setitem__(0, "openmetadata"),
+            "task collect_datahub_audit: parameters run 'collect_openmetadata', not 'collect_datahub_audit'",
+        ),
+        (
+            lambda d: collect_parameters(d).__setitem__(0, "datahub-kafka"),
+            "lakehouse-collect refuses its parameters: lakehouse-collect: error: argument collect_source: "
+            "invalid choice: 'datahub-kafka'",
+        ),
+        (
+            lambda d: task(base_job(d)["tasks"], "collect_openmetadata").update(run_if="SOMETIMES"),
+            "databricks-bundles refuses it: 'SOMETIMES' is not a valid RunIf",
+        ),
+        (
+            lambda d: task(base_job(d)["tasks"], "collect_openmetadata").update(timeout_seconds="600"),
+            "timeout_seconds: databricks-bundles reads str '600' as 600",
+        ),
+        (
+            lambda d: documents_without_variable(d, "datahub_server"),
+            "${var.datahub_server} is not declared under databricks.yml variables",
+        ),
+    ],
+)
+def test_a_collect_task_that_would_pull_wrong_or_hold_up_its_lane_is_caught(
+    documents, tmp_path, change, problem
+):
+    change(documents)
+    assert problem in problems_of(documents, tmp_path)
+
+
+def documents_without_variable(documents, name: str) -> None:
+    del documents["databricks.yml"]["variables"][name]
+
+
+def test_drift_from_the_collectors_of_jobs_yaml_is_reported(documents):
+    graph = load_graph()
+    task(base_job(documents)["tasks"], "bronze_datahub").pop("depends_on")
+    assert graph_drift(graph, documents) == [
+        "bundle dependencies differ from the task groups': [('bronze_datahub', 'collect_datahub_audit')]"
+    ]
+    tasks = base_job(documents)["tasks"]
+    tasks.remove(task(tasks, "collect_openmetadata"))
+    for target in ("dev", "standard", "serverless", "prod", "prod_serverless"):
+        overrides = compute(documents, target)["tasks"]
+        overrides.remove(task(overrides, "collect_openmetadata"))
+    assert "bundle tasks differ from the task groups of conf/jobs.yaml: ['collect_openmetadata']" in (
+        graph_drift(graph, documents)
+    )

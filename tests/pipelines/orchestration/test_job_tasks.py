@@ -14,9 +14,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from pipelines.core.config import ConfigError, load_config
-from pipelines.deploy.secrets import salt_from_secret
 from pipelines.orchestration.maintenance import run_maintenance
 from pipelines.quality import validation_documents
+from pipelines.runtime.secrets import salt_from_secret
 from pipelines.store import open_store
 
 SALT = "pepper-from-the-scope"

@@ -353,6 +353,22 @@ def test_only_appended_since_tells_appends_from_rewrites(any_store, spark):
     assert not any_store.only_appended_since("silver.o", merged)
 
 
+def test_rows_changed_since_ignores_commits_that_change_no_row(any_store, spark):
+    any_store.append(_rows(spark, [(1, "a", "d")]), "silver.r")
+    any_store.append(_rows(spark, [(2, "b", "d")]), "silver.r")
+    read = any_store.version("silver.r")
+    assert not any_store.rows_changed_since("silver.r", read)  # no commit since
+    any_store.commit_no_rows(_rows(spark, [(1, "a", "d")]).limit(0), "silver.r", metadata={"w": 1})
+    assert any_store.compact("silver.r", target_bytes=1 << 30).files_removed == 2
+    assert any_store.version("silver.r") == read + 2
+    assert not any_store.rows_changed_since("silver.r", read)  # an empty append, a compaction
+    any_store.append(_rows(spark, [(3, "c", "d")]), "silver.r")
+    assert any_store.rows_changed_since("silver.r", read)
+    latest = any_store.version("silver.r")
+    any_store.replace_where(_rows(spark, [(1, "a", "d")]).limit(0), "silver.r", [[In("id", [1])]])
+    assert any_store.rows_changed_since("silver.r", latest)  # a row removed, none added
+
+
 def test_only_appended_since_is_unsure_without_the_commits(store, spark):
     store.append(_rows(spark, [(1, "a", "d")]), "silver.x")
     store.append(_rows(spark, [(2, "b", "d")]), "silver.x")
