@@ -41,9 +41,9 @@ test-all: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale and not exhaustive" --durations=20 $(WORKERS) || status=$$?; \
 	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
-# What repeats paths `make test-all` takes (marked `exhaustive`): the crash cases but the gold one,
-# delta-spark's crash cases, the determinism builds, delta-spark's generated-scale warehouse, the
-# cross-engine continuation from delta-spark to delta-rs. Not run by CI (about an hour on 2 cores).
+# What repeats paths `make test-all` takes (marked `exhaustive`): the crash cases on both engines,
+# the determinism builds, delta-spark's generated-scale warehouse, the engines continuing each
+# other's warehouses. Not run by CI (about an hour and a half on 2 cores).
 test-exhaustive: $(STAMP)
 	@start=$$(date +%s); status=0; \
 	$(PY) -m pytest -q -m "exhaustive" --durations=10 $(WORKERS) || status=$$?; \
