@@ -41,20 +41,21 @@ test-all: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale and not exhaustive" --durations=20 $(WORKERS) || status=$$?; \
 	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
-# What repeats paths `make test-all` takes (marked `exhaustive`): the crash cases but the gold one,
-# delta-spark's crash cases, the determinism builds, delta-spark's generated-scale warehouse, the
-# cross-engine continuation from delta-spark to delta-rs. Not run by CI (about an hour on 2 cores).
+# What repeats paths `make test-all` takes (marked `exhaustive`): the crash cases on both engines,
+# the determinism builds, delta-spark's generated-scale warehouse, the engines continuing each
+# other's warehouses. Not run by CI (about an hour and a half on 2 cores).
 test-exhaustive: $(STAMP)
 	@start=$$(date +%s); status=0; \
 	$(PY) -m pytest -q -m "exhaustive" --durations=10 $(WORKERS) || status=$$?; \
 	echo "make test-exhaustive: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
-# What only measures size: the generated-scale run at 300,000 events, and the time per event from 1M to 4M
-# events (not run by CI; about half an hour on a 2-core machine).
+# What only measures size: the generated-scale run at 300,000 events, the time per event from 1M to 4M
+# events, and every phase of `make bench` on a tiny landing (not run by CI; about three quarters of an
+# hour on a 2-core machine).
 test-scale: $(STAMP)
 	@start=$$(date +%s); status=0; \
 	LAKEHOUSE_SCALE_EVENTS=300000 $(PY) -m pytest -q -m "scale or slow" tests/test_scale_generated.py \
-		tests/test_scale_growth.py --durations=10 || status=$$?; \
+		tests/test_scale_growth.py tests/test_benchmark_scheduled.py --durations=10 || status=$$?; \
 	echo "make test-scale: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 # The delta-spark and Spark Connect tests on the oldest PySpark the `spark` extra accepts, with its

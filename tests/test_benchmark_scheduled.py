@@ -69,7 +69,7 @@ def test_small_files_are_numbered_on_and_hold_their_records(tmp_path):
     assert len(records) == 5 * SMALL_FILE_RECORDS and len({json.dumps(r) for r in records}) == len(records)
 
 
-@pytest.mark.slow
+@pytest.mark.scale  # eight runs, each a new process: about ten minutes on a 2-core machine
 def test_every_phase_runs_as_a_new_process_and_prints_its_figures(tmp_path, capsys):
     argv = ["--events", "400", "--large-events", "800", "--increment", "40", "--small-files", "30"]
     argv += ["--engines", "delta-rs", "--workdir", str(tmp_path)]

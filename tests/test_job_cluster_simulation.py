@@ -218,7 +218,9 @@ def deployed_job(documents: dict[str, dict], **values: str) -> tuple[Deployment,
     assert not unknown, f"databricks.yml declares no variables {sorted(unknown)}"
     deployed.variables.update(values)
     (job,) = deployed.jobs.values()
-    job = deployed.resolve(job, user=USER, bundle_name=main["bundle"]["name"])
+    job = deployed.resolve(
+        job, user=USER, bundle_name=main["bundle"]["name"], user_name=f"{USER}@example.com"
+    )
     left = ANY_REFERENCE.findall(json.dumps(job))
     assert not left, f"unfilled references {left}"
     return deployed, job

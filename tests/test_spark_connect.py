@@ -29,7 +29,7 @@ from pipelines.orchestration.runner import run_pipeline
 from pipelines.runtime.rules_session import REFUSED
 from pipelines.store import open_store
 from tests.support.engines import with_engine
-from tests.support.runs import SAMPLES, data_tables, lakehouse
+from tests.support.runs import PROCESS_TIMEOUT_SECONDS, SAMPLES, data_tables, lakehouse
 from tests.support.tables import table_differences
 from tests.support.thin_client import thin_client_python
 
@@ -62,7 +62,9 @@ def _run(conf: Path, landing: Path, warehouse: Path, python: Path | None = None)
         folder = conf.parent / f"cwd-{len(list(conf.parent.glob('cwd-*')))}"
         folder.mkdir()
         command = [str(python), "-m", "pipelines.cli", *arguments]
-        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=1200)
+        done = subprocess.run(
+            command, cwd=folder, capture_output=True, text=True, timeout=PROCESS_TIMEOUT_SECONDS
+        )
     assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
     assert REFUSED not in done.stderr, [line for line in done.stderr.splitlines() if REFUSED in line]
     return done.stdout.splitlines()

@@ -20,6 +20,7 @@ from typing import Any
 
 MAIN = "databricks.yml"
 USER_SHORT_NAME = "${workspace.current_user.short_name}"
+USER_NAME = "${workspace.current_user.userName}"  # the deployer's login, an email address
 REFERENCE = re.compile(r"\$\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*(?:\[\d+\])*)*)\}")
 
 
@@ -47,28 +48,33 @@ class Deployment:
             prefix = f"[dev {USER_SHORT_NAME}] "
         return normalize_prefix(prefix) if prefix else ""
 
-    def resolve(self, value: Any, user: str = USER_SHORT_NAME, bundle_name: str = "") -> Any:
+    def resolve(
+        self, value: Any, user: str = USER_SHORT_NAME, bundle_name: str = "", user_name: str = USER_NAME
+    ) -> Any:
         """`value` with the references this target can answer offline replaced: variables (their
-        target value or default), the user's short name, resources' config fields, bundle name and
-        target. A variable set by a lookup, or an unknown reference, stays as written."""
+        target value or default), the user's short name and login (`user_name`) where given,
+        resources' config fields, bundle name and target. A variable set by a lookup, or an
+        unknown reference, stays as written."""
         if isinstance(value, dict):
-            return {k: self.resolve(v, user, bundle_name) for k, v in value.items()}
+            return {k: self.resolve(v, user, bundle_name, user_name) for k, v in value.items()}
         if isinstance(value, list):
-            return [self.resolve(v, user, bundle_name) for v in value]
+            return [self.resolve(v, user, bundle_name, user_name) for v in value]
         if not isinstance(value, str):
             return value
         for _ in range(10):  # references within references, a few levels deep
-            resolved = REFERENCE.sub(lambda m: self._answer(m, user, bundle_name), value)
+            resolved = REFERENCE.sub(lambda m: self._answer(m, user, bundle_name, user_name), value)
             if resolved == value:
                 break
             value = resolved
         return value
 
-    def _answer(self, match: re.Match, user: str, bundle_name: str) -> str:
+    def _answer(self, match: re.Match, user: str, bundle_name: str, user_name: str) -> str:
         path = match.group(1)
         parts = path.split(".")
         if path == USER_SHORT_NAME[2:-1]:
             return user
+        if path == USER_NAME[2:-1]:
+            return user_name
         if path == "bundle.target":
             return self.target
         if path == "bundle.name" and bundle_name:

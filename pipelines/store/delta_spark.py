@@ -67,6 +67,7 @@ CONFLICTS = (
     "DELTA_PROTOCOL_CHANGED",
     "DELTA_METADATA_CHANGED",
     "TABLE_OR_VIEW_ALREADY_EXISTS",  # two first writes of a shared table, side by side
+    "DELTA_TABLE_ALREADY_EXISTS",  # ... as Delta's own catalog check words it
     "DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION",  # ... the other one's files already in its folder
     "ConcurrentAppendException",
     "ProtocolChangedException",

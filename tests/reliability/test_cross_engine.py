@@ -7,7 +7,7 @@ warehouse started by one continues incrementally under the other.
 - The landing is split (each source's newer half of the files held back); one warehouse is
   started by delta-rs and finished by delta-spark, another the other way round. Every bronze,
   silver and gold table of both equals the one of a single delta-rs build of the whole landing
-  (the second order in `make test-exhaustive`).
+  (`make test-exhaustive`).
 - Both engines create tables of the same protocol, which the other engine supports
   (docs/engines.md, "Protocol versions and table features").
 """
@@ -60,12 +60,13 @@ def _held_back(landing: Path) -> list[Path]:
     return held
 
 
-# Each engine continuing the other's warehouse: delta-rs' continued by delta-spark (a warehouse
-# started locally, then scheduled on Databricks) in `make test-all`, the other way round in
-# `make test-exhaustive` (its delta-spark run is most of the module's time).
+# Each engine continuing the other's warehouse (four runs, two of them on delta-spark: twenty
+# minutes on 2 cores) runs in `make test-exhaustive`; `make test-all` has Delta's reader read
+# every table of one delta-rs build, and builds delta-spark incrementally through Spark Connect
+# (tests/test_spark_connect.py).
 ORDERS = [
     pytest.param(("delta-rs", "delta-spark"), id="delta-rs-then-delta-spark"),
-    pytest.param(("delta-spark", "delta-rs"), id="delta-spark-then-delta-rs", marks=pytest.mark.exhaustive),
+    pytest.param(("delta-spark", "delta-rs"), id="delta-spark-then-delta-rs"),
 ]
 
 
@@ -144,6 +145,7 @@ def test_deltas_own_reader_reads_every_table_delta_rs_writes(spark, warehouses: 
 
 
 @pytest.mark.parametrize("order", ORDERS)
+@pytest.mark.exhaustive
 def test_a_warehouse_continued_by_the_other_engine_equals_a_full_build(warehouses: Warehouses, order):
     full, continued = warehouses.full, warehouses.continued[order]
     assert sorted(data_tables(continued)) == sorted(data_tables(full))
@@ -158,6 +160,7 @@ def test_a_warehouse_continued_by_the_other_engine_equals_a_full_build(warehouse
     )
 
 
+@pytest.mark.exhaustive
 def test_the_second_engine_ingested_only_the_held_back_files(warehouses: Warehouses):
     """Incremental, not rebuilt: the second run took up the first engine's ingestion log."""
     held = {p.resolve() for p in _held_back(warehouses.landing)}
@@ -172,6 +175,7 @@ def test_the_second_engine_ingested_only_the_held_back_files(warehouses: Warehou
         assert list(runs.values()) == [landed - held, held], order
 
 
+@pytest.mark.exhaustive
 def test_both_engines_create_tables_the_other_reads(spark, warehouses: Warehouses):
     """Every table a first run created (by delta-rs in one warehouse, by delta-spark in the other):
     both engines read the same protocol from its log, the one each engine creates, within what

@@ -127,9 +127,13 @@ def test_rows_of_touched_groups_are_kept_whatever_their_text(spark, monkeypatch,
 
 
 def test_later_runs_are_incremental(built):
+    """Each batch adds rows to a source of the proposals and of the change history; the tag
+    timeline's batches are the next test's."""
     _stepwise, _once, modes = built
     assert modes[: len(SPECS)] == ["full build"] * len(SPECS)
-    assert all(mode.startswith("incremental") for mode in modes[len(SPECS) :])
+    later = modes[len(SPECS) :]
+    others = [mode for i, mode in enumerate(later) if SPECS[i % len(SPECS)] is not tag_timeline.SPEC]
+    assert all(mode.startswith("incremental") for mode in others), others
 
 
 def test_timeline_extends_in_order_groups_and_rebuilds_late_ones(built):
@@ -139,7 +143,7 @@ def test_timeline_extends_in_order_groups_and_rebuilds_late_ones(built):
         timeline
         == [
             "full build",  # no tag event yet
-            "incremental, 0 groups extended, 0 rebuilt",  # silver changed, nothing relevant
+            "up to date",  # an entity change table's commit without a row: nothing to read
             "incremental, 1 groups extended, 0 rebuilt",  # ADD, REMOVE after every known event
             f"incremental, 0 groups extended, 1 rebuilt, from their events since {_iso(T0 + 1000)}",  # the late ADD
         ]

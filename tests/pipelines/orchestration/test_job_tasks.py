@@ -3,13 +3,8 @@ the IP salt read from a secret scope (over real HTTP on loopback, as the Secrets
 
 from __future__ import annotations
 
-import base64
-import json
 import os
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
@@ -18,6 +13,7 @@ from pipelines.orchestration.maintenance import run_maintenance
 from pipelines.quality import validation_documents
 from pipelines.runtime.secrets import salt_from_secret
 from pipelines.store import open_store
+from tests.support.secrets_api import JOB_TOKEN, secrets_api
 
 SALT = "pepper-from-the-scope"
 
@@ -78,49 +74,18 @@ def test_the_maintenance_task_leaves_tables_alone_when_compaction_is_off(spark, 
     assert run_maintenance(maintained_config(tmp_path, 0), spark=spark) == []
 
 
-class SecretsApi(BaseHTTPRequestHandler):
-    """Databricks' Secrets API `GET /api/2.0/secrets/get`, holding one secret `lakehouse/ip_salt`."""
-
-    requests: list[tuple[str, str | None]] = []
-
-    def do_GET(self):  # noqa: N802 - the handler's method name
-        url = urlparse(self.path)
-        query = parse_qs(url.query)
-        type(self).requests.append((url.path, self.headers.get("Authorization")))
-        if url.path == "/api/2.0/secrets/get" and query == {"scope": ["lakehouse"], "key": ["ip_salt"]}:
-            status, body = 200, {"key": "ip_salt", "value": base64.b64encode(SALT.encode()).decode()}
-        else:
-            status, body = 404, {"error_code": "RESOURCE_DOES_NOT_EXIST", "message": "Secret does not exist"}
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args) -> None:
-        pass
-
-
 @pytest.fixture
 def workspace(monkeypatch):
-    """A workspace's Secrets API on loopback, which the Databricks SDK reaches by its settings."""
-    pytest.importorskip("databricks.sdk")
-    SecretsApi.requests = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SecretsApi)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    monkeypatch.setenv("DATABRICKS_HOST", f"http://127.0.0.1:{server.server_port}")
-    monkeypatch.setenv("DATABRICKS_TOKEN", "token-of-the-job")
-    yield SecretsApi
-    server.shutdown()
-    server.server_close()
+    """A workspace's Secrets API on loopback holding one secret, `lakehouse/ip_salt`."""
+    with secrets_api(monkeypatch, {("lakehouse", "ip_salt"): SALT}) as api:
+        yield api
 
 
 def test_a_serverless_task_takes_the_ip_salt_from_the_secret_scope(workspace, capsys):
     environ: dict[str, str] = {}
     assert salt_from_secret("LAKEHOUSE_IP_SALT", "lakehouse/ip_salt", environ) is True
     assert environ == {"LAKEHOUSE_IP_SALT": SALT}
-    assert ("/api/2.0/secrets/get", "Bearer token-of-the-job") in workspace.requests
+    assert ("lakehouse", "ip_salt", f"Bearer {JOB_TOKEN}") in workspace.requests
     captured = capsys.readouterr()
     assert SALT not in captured.out + captured.err  # never printed
 
