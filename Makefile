@@ -43,7 +43,8 @@ test-all: $(STAMP)
 
 # What repeats paths `make test-all` takes (marked `exhaustive`): the crash cases on both engines,
 # the determinism builds, delta-spark's generated-scale warehouse, the engines continuing each
-# other's warehouses. Not run by CI (about an hour and a half on 2 cores).
+# other's warehouses, the Spark Connect batches under standard access mode's rules. Not run by CI
+# (about an hour and a half on 2 cores).
 test-exhaustive: $(STAMP)
 	@start=$$(date +%s); status=0; \
 	$(PY) -m pytest -q -m "exhaustive" --durations=10 $(WORKERS) || status=$$?; \

@@ -4,8 +4,8 @@ added since a version, side by side: its change data feed (a batch read) and its
 
 Why: on delta-spark the pipeline finds each task's new rows by name (Unity Catalog forbids
 reading a managed table's folder). Both of Delta's ways read only the new commits' files; this
-measures what each costs per read, the figure docs/engines.md gives for choosing the change
-data feed. Each way runs `--repeats` times alternating, on the same table and the same new rows,
+measures what each costs per read, the figure docs/performance.md gives, behind choosing the change
+data feed (docs/engines.md). Each way runs `--repeats` times alternating, on the same table and the same new rows,
 in one session with Delta's jars.
 
     python -m benchmarks.change_reads --rows 100000 --commits 20

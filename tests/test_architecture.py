@@ -168,16 +168,16 @@ def test_tests_share_helpers_only_through_tests_support():
     assert (stray_helpers, test_imports) == ([], [])
 
 
-def _readme_layout() -> str:
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+def _contributing_layout() -> str:
+    guide = (PROJECT_ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = guide.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     return section.split("```", 2)[1]
 
 
-def test_the_readmes_layout_lists_every_sub_package_and_names_only_what_exists():
-    """The layout a newcomer reads first: each `pipelines/` sub-package has its line, and every
+def test_the_layout_in_contributing_lists_every_sub_package_and_names_only_what_exists():
+    """The layout an engineer reads first: each `pipelines/` sub-package has its line, and every
     folder and file the picture names is in the tree."""
-    layout = _readme_layout()
+    layout = _contributing_layout()
     listed = set(re.findall(r"^ {2}(\w+)/", layout, re.MULTILINE))
     packages = {p.parent.name for p in (PROJECT_ROOT / "pipelines").glob("*/__init__.py")}
     assert listed == packages

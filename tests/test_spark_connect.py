@@ -9,7 +9,8 @@ The runs keep the strictest rules of a Databricks compute (`profiles.connect.rul
 no JVM: `tests.support.thin_client`), on the bundled samples and a generated landing side by
 side: the session refuses what that compute refuses and writes each refusal on stderr, which
 must stay free of them. What standard access mode and serverless each refuse is checked by a
-probe of the rules session.
+probe of the rules session; the same two batches under standard access mode's rules (frames
+cached, from the suite's own install) run in `make test-exhaustive`.
 """
 
 from __future__ import annotations
@@ -105,37 +106,43 @@ class ThroughConnect:
     first_lines: list[str]  # what the first run printed
 
 
-@pytest.fixture(scope="module")
-def through_connect(connect_server, thin_client, tmp_path_factory) -> ThroughConnect:
-    """Two batches through Spark Connect. The first is the samples (their malformed and
-    quarantined records included) without `SECOND_LANDING`, and a generated landing of every
-    source, more than one file each; the second is the samples held back (a late arrival, a
-    duplicate, a table created by the second run) and an increment of generated events that
-    follows the first's."""
-    root = tmp_path_factory.mktemp("connect")
+def two_batches(root: Path, server, rules: str, python: Path | None) -> ThroughConnect:
+    """Two batches through Spark Connect under `rules`, from `python`'s install (the suite's
+    when None). The first is the samples (their malformed and quarantined records included)
+    without `SECOND_LANDING`, and a generated landing of every source, more than one file each;
+    the second is the samples held back (a late arrival, a duplicate, a table created by the
+    second run) and an increment of generated events that follows the first's."""
     landing, generated = _landing_parts(root)
     warehouse = root / "warehouse"
-    conf = _conf(root, connect_server, "connect_", "serverless")
-    first = _run(conf, landing, warehouse, thin_client)
+    conf = _conf(root, server, f"{rules}_", rules)
+    first = _run(conf, landing, warehouse, python)
     for part in SECOND_LANDING:
         shutil.copytree(SAMPLES / part, landing / part)
     _, folder = add_increment(generated, GENERATED // 10, seed=6, after_base_of=GENERATED)
     for source in (p for p in generated.iterdir() if (p / folder).is_dir()):
         shutil.copytree(source / folder, landing / source.name / folder)
-    _run(conf, landing, warehouse, thin_client)
+    _run(conf, landing, warehouse, python)
     return ThroughConnect(landing, warehouse, conf, first)
 
 
 @pytest.fixture(scope="module")
-def local_run(config, spark, through_connect: ThroughConnect, tmp_path_factory) -> Path:
-    """The warehouse of one local run (the suite's session, delta-rs) over the whole landing."""
-    warehouse = tmp_path_factory.mktemp("local") / "warehouse"
+def through_connect(connect_server, thin_client, tmp_path_factory) -> ThroughConnect:
+    """The two batches under serverless's rules, from the thin client's install."""
+    return two_batches(tmp_path_factory.mktemp("connect"), connect_server, "serverless", thin_client)
+
+
+def local_build(config, spark, landing: Path, folder: Path) -> Path:
+    """The warehouse of one local run (the suite's session, delta-rs) over the whole `landing`."""
     local = with_engine(
-        config.with_overrides(landing=str(through_connect.landing), warehouse=str(warehouse)),
-        "delta-rs",
+        config.with_overrides(landing=str(landing), warehouse=str(folder / "warehouse")), "delta-rs"
     )
     run_pipeline(local, spark=spark)
     return local.warehouse
+
+
+@pytest.fixture(scope="module")
+def local_run(config, spark, through_connect: ThroughConnect, tmp_path_factory) -> Path:
+    return local_build(config, spark, through_connect.landing, tmp_path_factory.mktemp("local"))
 
 
 @pytest.fixture(scope="module")
@@ -152,6 +159,14 @@ def test_two_batches_under_the_serverless_rules_from_a_thin_client_equal_one_loc
     spark, through_connect: ThroughConnect, local_run
 ):
     assert_same_tables(spark, through_connect.warehouse, local_run)
+
+
+@pytest.mark.exhaustive  # the paths of the serverless run, with frames cached as standard access mode allows
+def test_two_batches_under_the_standard_rules_from_the_suites_install_equal_one_local_run(
+    config, spark, connect_server, tmp_path
+):
+    standard = two_batches(tmp_path / "standard", connect_server, "standard", None)
+    assert_same_tables(spark, standard.warehouse, local_build(config, spark, standard.landing, tmp_path))
 
 
 def test_sql_and_timeline_answer_through_connect_as_duckdb_does(through_connect: ThroughConnect):

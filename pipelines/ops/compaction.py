@@ -11,7 +11,7 @@ small files (under `compact_target_file_mb`) reach `compact_min_files` is compac
 into files of about that size. Compaction changes no data (`dataChange: false`), so no
 incremental reader sees new rows. Each run since the last compaction makes the next one a
 little slower and compacting costs a few seconds, so compacting every ten to twenty runs
-(20 small files: a table gains one or two a run) costs least overall (docs/performance.md). A 32 MB target bounds what a
+(20 small files: a table gains one or two a run) costs least overall (`python -m benchmarks.schedule` measures it). A 32 MB target bounds what a
 compaction rewrites: files already that large are left alone, so the cost follows the new
 small files, not the table's history. `lakehouse optimize` compacts on demand with the
 same store call.

@@ -3,7 +3,7 @@
 Why: a scheduled `lakehouse run` starts a new JVM each time, and loading and verifying
 Spark's ~12,000 classes is most of its start-up. HotSpot maps the classes an earlier run
 loaded from an archive that run wrote as its JVM exited (dynamic CDS, JDK 13+), which
-roughly halves a new session's start-up (docs/performance.md).
+roughly halves a new session's start-up (measure with `python -m benchmarks.new_process`).
 
 Safety, in order:
 - The archive fits one JDK, classpath and heap layout: its file name carries a digest of

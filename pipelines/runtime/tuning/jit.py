@@ -6,7 +6,7 @@ Janino, task serialization), on a small machine beside the run's own work. A sma
 in a new `lakehouse run` process is over before that pays back, so it starts with C1 only
 (`QUICK_JIT_OPTIONS`). Large increments, full builds and a JVM that serves many runs
 (`lakehouse run --every`, tests) run long enough for C2's code to win: those keep HotSpot's
-default (the measurements: docs/performance.md).
+default (measure with `python -m benchmarks.new_process`: benchmarks/README.md).
 
 The profile's `quick_jit_below_records` is the size: when the rows the run's tasks have in
 sight before it starts, summed, are fewer than that, the JVM starts with C1 only. Each task
