@@ -315,7 +315,8 @@ def test_pending_rows_weigh_a_task_by_the_rows_it_would_scan(spark, config, tmp_
     gold_executor.run(proposals.SPEC, ctx)
     _land(ctx, [TAG_REMOVE], 1)
     assert gold_executor.pending_rows(tag_timeline.SPEC, ctx) == 1  # extended from its current rows
-    every_row = sum(ctx.store.count_added_since(t, None) for t in proposals.SOURCES)
+    # the proposals' other catalogs (OpenMetadata tasks, DataWorks requests) have no table here
+    every_row = sum(ctx.store.count_added_since(t, None) for t in proposals.SOURCES if ctx.store.exists(t))
     assert gold_executor.pending_rows(proposals.SPEC, ctx) == every_row > 1  # rebuilt from history
 
 
