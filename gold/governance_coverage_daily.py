@@ -13,7 +13,12 @@ Incremental: a new event at time t changes profiles from t on, so it changes the
 day and every later day, and no earlier one. Each day is a group (`day_group`); a run rebuilds the
 days from the earliest day of its new events to the last day, starting from the periods still
 open then (what the timeline holds now, read as the group `state`), so an in-order batch
-rebuilds the last day or two, and a late event the days since it.
+rebuilds the last day or two, and a late event the days since it. An event naming a schema
+field or an OpenMetadata column, or a field's presence, is the exception: the timeline takes a
+field no schema event names to exist with its dataset, so the field's first event makes it exist
+from its dataset's first change on, and its first schema event leaves it existing from its own
+first event only. Such an event rebuilds the days from its dataset's first day in the timeline
+(`REACH_BACK`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from pyspark.sql import functions as F
 
 from gold import column_names, empty_frame
 from gold import entity_governance_timeline as profiles
-from gold.daily_groups import DailyGroups, day_text
+from gold.daily_groups import DailyGroups, ReachBack, day_text
 from gold.governance_rules import GovernanceRules, default_rules
 from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
 from silver.common import deterministic_id
@@ -59,7 +64,25 @@ def _last_change(timeline: DataFrame) -> Column:
     return F.to_date(F.max(F.greatest("valid_from", F.coalesce("valid_to", "valid_from"))))
 
 
-DAYS = DailyGroups(TIMELINE, _last_change)
+def _field_event_dataset(source_table: str) -> Column:
+    """The dataset (the timeline's root entity) of an event that names one of its fields or columns
+    or their presence: DataHub's events on a schema field (which silver gives its dataset as
+    `parent_urn`) and its schema events; OpenMetadata's column changes. Null for the others."""
+    if source_table == DATAHUB_CHANGES:
+        names_field = F.col("parent_urn").isNotNull() | (F.col("category") == "TECHNICAL_SCHEMA")
+        return F.when(names_field, F.coalesce("parent_urn", "entity_urn"))
+    if source_table == OM_FIELD_CHANGES:
+        names_column = F.col("column_name").isNotNull() | (F.col("field_name") == "columns")
+        return F.when(names_column, F.col("entity_key"))
+    return F.lit(None).cast("string")
+
+
+REACH_BACK = ReachBack(
+    entity=_field_event_dataset,
+    state_entity=profiles.GROUP_COLUMN,
+    first_day=lambda rows: F.to_date(F.min("valid_from")),
+)
+DAYS = DailyGroups(TIMELINE, _last_change, REACH_BACK)
 
 
 def relevant(source_table: str, rows: DataFrame) -> DataFrame:
