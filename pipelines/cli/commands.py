@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -132,7 +131,7 @@ LEFTOVERS = "unfinished writes (_tmp, _staging)"
 
 def cmd_vacuum(args: argparse.Namespace) -> int:
     """Under the warehouse lock, so files of a live run are never taken for a crash's leftovers."""
-    from pipelines.ops.vacuum_schedule import VacuumRecord
+    from pipelines.ops.vacuum_schedule import VacuumRecord, now_ms
     from pipelines.quality import validation_documents
 
     verb = "would be removed" if args.dry_run else "removed"
@@ -144,7 +143,7 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
         record = VacuumRecord.load(store.warehouse)
         for table in store.tables():
             removed = store.vacuum(table, args.retention_hours, dry_run=args.dry_run)
-            record.vacuumed(table, int(time.time() * 1000))
+            record.vacuumed(table, now_ms())
             print(f"{table}: {len(removed)} files {verb}")
         if not args.dry_run:
             record.save()  # the job's maintenance task then waits before vacuuming them again

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +57,11 @@ class VacuumRecord:
         partial = self.path.with_suffix(".json.partial")
         partial.write_text(json.dumps({"last_vacuum_ms": dict(sorted(self.last.items()))}, indent=1))
         os.replace(partial, self.path)
+
+
+def now_ms() -> int:
+    """The time a vacuum is recorded at, and due against, in epoch milliseconds."""
+    return int(time.time() * 1000)
 
 
 def first_commit_ms(store: TableStore, table: str) -> int | None:

@@ -24,6 +24,7 @@ import time
 
 from pipelines.core.config import Config
 from pipelines.core.context import RunContext
+from pipelines.ops import vacuum_schedule
 from pipelines.ops.compaction import CompactionPolicy, TableCompaction, compact_tables
 from pipelines.ops.vacuum_schedule import VacuumRecord, not_due
 from pipelines.orchestration.runner import new_run_id
@@ -55,11 +56,11 @@ def run_maintenance(config: Config, spark=None, log_format: str = "text") -> lis
     record = VacuumRecord.load(store.warehouse)
     vacuumed, not_yet = 0, 0
     for table in tables:
-        if not_due(store, table, record, retention, every, _now_ms()) is not None:
+        if not_due(store, table, record, retention, every, vacuum_schedule.now_ms()) is not None:
             not_yet += 1
             continue
         removed = store.vacuum(table, retention)
-        record.vacuumed(table, _now_ms())
+        record.vacuumed(table, vacuum_schedule.now_ms())
         vacuumed += len(removed)
         if removed:
             ctx.log("vacuumed", table=table, files=len(removed), retention_hours=f"{retention:g}")
@@ -79,7 +80,3 @@ def run_maintenance(config: Config, spark=None, log_format: str = "text") -> lis
         seconds=f"{time.monotonic() - started:.1f}",
     )
     return done
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)

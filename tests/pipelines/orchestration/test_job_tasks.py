@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipelines.core.config import ConfigError, load_config
+from pipelines.ops import vacuum_schedule
 from pipelines.ops.vacuum_schedule import HOUR_MS, VacuumRecord, not_due
-from pipelines.orchestration import maintenance
 from pipelines.orchestration.maintenance import run_maintenance
 from pipelines.quality import validation_documents
 from pipelines.runtime.secrets import salt_from_secret
@@ -111,7 +111,7 @@ def test_the_maintenance_task_vacuums_a_table_again_only_once_its_last_vacuum_is
     assert VacuumRecord.load(tmp_path / "warehouse").last == recorded
 
     a_day_later = recorded["silver.fragmented"] + 25 * HOUR_MS
-    monkeypatch.setattr(maintenance, "_now_ms", lambda: a_day_later)
+    monkeypatch.setattr(vacuum_schedule, "now_ms", lambda: a_day_later)
     run_maintenance(config, spark=spark)
     assert not before & _parquet_files(store, "silver.fragmented")
     assert sorted(r.id for r in store.read("silver.fragmented").collect()) == list(range(60))
