@@ -78,14 +78,14 @@ def not_due(
     record: VacuumRecord,
     retention_hours: float,
     every_hours: float,
-    now_ms: int,
+    at_ms: int,
 ) -> str | None:
-    """Why `table` is not vacuumed this time (None: it is)."""
+    """Why `table` is not vacuumed at `at_ms` (None: it is)."""
     last = record.last.get(table)
-    if last is not None and every_hours > 0 and now_ms - last < every_hours * HOUR_MS:
-        return f"vacuumed {(now_ms - last) / HOUR_MS:.1f} h ago"
+    if last is not None and every_hours > 0 and at_ms - last < every_hours * HOUR_MS:
+        return f"vacuumed {(at_ms - last) / HOUR_MS:.1f} h ago"
     if retention_hours > 0:
         created = first_commit_ms(store, table)
-        if created is not None and now_ms - created < retention_hours * HOUR_MS:
+        if created is not None and at_ms - created < retention_hours * HOUR_MS:
             return "younger than the retention"
     return None
