@@ -131,6 +131,7 @@ LEFTOVERS = "unfinished writes (_tmp, _staging)"
 
 def cmd_vacuum(args: argparse.Namespace) -> int:
     """Under the warehouse lock, so files of a live run are never taken for a crash's leftovers."""
+    from pipelines.ops.vacuum_schedule import VacuumRecord, now_ms
     from pipelines.quality import validation_documents
 
     verb = "would be removed" if args.dry_run else "removed"
@@ -139,9 +140,13 @@ def cmd_vacuum(args: argparse.Namespace) -> int:
     if args.validation_document_days is not None:
         days = args.validation_document_days
     with _maintained_store(config) as store:
+        record = VacuumRecord.load(store.warehouse)
         for table in store.tables():
             removed = store.vacuum(table, args.retention_hours, dry_run=args.dry_run)
+            record.vacuumed(table, now_ms())
             print(f"{table}: {len(removed)} files {verb}")
+        if not args.dry_run:
+            record.save()  # the job's maintenance task then waits before vacuuming them again
         leftovers = store.vacuum_leftovers(args.retention_hours, dry_run=args.dry_run)
         print(f"{LEFTOVERS}: {len(leftovers)} folders {verb}")
         documents = validation_documents.remove_expired(store.warehouse, days, dry_run=args.dry_run)

@@ -189,6 +189,7 @@ def _validate(raw: dict, origin: str) -> None:
         ("maintenance", "compact_target_file_mb", 1),
         ("maintenance", "validation_document_days", 0),
         ("maintenance", "vacuum_retention_hours", 0),
+        ("maintenance", "vacuum_every_hours", 0),
     ):
         value = raw[section][key]
         if not _whole_number(value, least):

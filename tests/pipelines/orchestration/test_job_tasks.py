@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 import pytest
 
 from pipelines.core.config import ConfigError, load_config
+from pipelines.ops import vacuum_schedule
+from pipelines.ops.vacuum_schedule import HOUR_MS, VacuumRecord, not_due
 from pipelines.orchestration.maintenance import run_maintenance
 from pipelines.quality import validation_documents
 from pipelines.runtime.secrets import salt_from_secret
 from pipelines.store import open_store
+from tests.support.engines import engine_store, with_engine
 from tests.support.secrets_api import JOB_TOKEN, secrets_api
 
 SALT = "pepper-from-the-scope"
@@ -72,6 +76,66 @@ def test_the_maintenance_task_leaves_tables_alone_when_compaction_is_off(spark, 
     for start in (0, 10, 20):
         store.append(spark.range(start, start + 10).coalesce(1), "silver.fragmented")
     assert run_maintenance(maintained_config(tmp_path, 0), spark=spark) == []
+
+
+def _parquet_files(store, table: str) -> set:
+    return set(Path(store.path(table)).rglob("*.parquet"))
+
+
+def test_the_maintenance_task_vacuums_a_table_again_only_once_its_last_vacuum_is_old_enough(
+    spark, engine, tmp_path, monkeypatch, capsys
+):
+    conf = tmp_path / "maintenance.yaml"
+    conf.write_text(
+        "maintenance:\n  compact_min_files: 3\n  vacuum_retention_hours: 0\n  vacuum_every_hours: 24\n"
+    )
+    config = with_engine(load_config(conf).with_overrides(warehouse=str(tmp_path / "warehouse")), engine)
+    store = engine_store(spark, tmp_path / "warehouse", engine)
+
+    def fragment_and_maintain(first: int) -> tuple[set, set]:
+        for start in (first, first + 10, first + 20):
+            store.append(spark.range(start, start + 10).coalesce(1), "silver.fragmented")
+        before = _parquet_files(store, "silver.fragmented")
+        assert [c.table for c in run_maintenance(config, spark=spark)] == ["silver.fragmented"]
+        return before, _parquet_files(store, "silver.fragmented")
+
+    before, after = fragment_and_maintain(0)  # no vacuum recorded: vacuumed at once
+    assert before and not before & after
+    recorded = VacuumRecord.load(tmp_path / "warehouse").last
+    assert list(recorded) == ["silver.fragmented"]
+    assert "tables_not_due_for_vacuum=0" in capsys.readouterr().out.splitlines()[-1]
+
+    before, after = fragment_and_maintain(30)  # vacuumed moments ago: the replaced files wait
+    assert before <= after
+    assert "tables_not_due_for_vacuum=1" in capsys.readouterr().out.splitlines()[-1]
+    assert VacuumRecord.load(tmp_path / "warehouse").last == recorded
+
+    a_day_later = recorded["silver.fragmented"] + 25 * HOUR_MS
+    monkeypatch.setattr(vacuum_schedule, "now_ms", lambda: a_day_later)
+    run_maintenance(config, spark=spark)
+    assert not before & _parquet_files(store, "silver.fragmented")
+    assert sorted(r.id for r in store.read("silver.fragmented").collect()) == list(range(60))
+    assert VacuumRecord.load(tmp_path / "warehouse").last == {"silver.fragmented": a_day_later}
+
+
+def test_a_table_younger_than_the_retention_is_not_vacuumed_and_an_older_one_is(spark, engine, tmp_path):
+    store = engine_store(spark, tmp_path / "warehouse", engine)
+    store.append(spark.range(3), "gold.young")
+    created = store.history("gold.young")[-1]["timestamp"]
+    record = VacuumRecord.load(tmp_path / "warehouse")
+    assert record.last == {}
+    assert not_due(store, "gold.young", record, 168, 24, created + HOUR_MS) == "younger than the retention"
+    assert not_due(store, "gold.young", record, 168, 24, created + 169 * HOUR_MS) is None
+    assert not_due(store, "gold.young", record, 0, 24, created + HOUR_MS) is None  # nothing retained
+
+
+def test_an_unreadable_vacuum_record_vacuums_as_if_none_was_kept(tmp_path):
+    record = VacuumRecord.load(tmp_path)
+    record.vacuumed("gold.a", 5)
+    record.save()
+    assert VacuumRecord.load(tmp_path).last == {"gold.a": 5}
+    record.path.write_text("{not json")
+    assert VacuumRecord.load(tmp_path).last == {}
 
 
 @pytest.fixture
