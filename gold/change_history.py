@@ -12,6 +12,10 @@ DataWorks extension-point events (Pre*, sent before an operation that may never
 happen) are flagged `is_pre_event`, and `blocking` when the operation waits for
 the extension's answer; every other row is a completed change. DataWorks entity
 keys and status names follow silver's rule and the catalog's enums.
+Every row also names its entity the same way in every catalog (`entity_name`, and
+`entity_key`, which follows an OpenMetadata entity through renames: `gold.entity_names`)
+and says what kind of actor made the change (`actor_kind`: person, service, system or
+unattributed, by the configured patterns: `gold.governance_rules`).
 """
 
 from __future__ import annotations
@@ -23,6 +27,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from gold import GROUP, column_names, empty_frame, string_map
+from gold.entity_names import (
+    datahub_name,
+    dataworks_name,
+    openmetadata_entity_id,
+    openmetadata_name,
+    openmetadata_stable_key,
+)
+from gold.governance_rules import GovernanceRules, default_rules
 from pipelines.core.table_specs import Append, GoldTableSpec
 from silver import dataworks_catalog as catalog
 from silver import dataworks_entity_keys as entity_keys
@@ -170,6 +182,19 @@ def om_field_changes(df: DataFrame, *extra: Column) -> DataFrame:
     )
 
 
+def _om_field_changes(df: DataFrame) -> DataFrame:
+    return om_field_changes(df, *_om_identity(openmetadata_entity_id(df), F.col("column_name")))
+
+
+def _om_identity(entity_id: Column, column_name: Column) -> list[Column]:
+    """What the stable key of an OpenMetadata row is made of (`_identified`)."""
+    return [
+        entity_id.alias("_entity_id"),
+        F.col("entity_type").alias("_om_entity_type"),
+        column_name.cast("string").alias("_column"),
+    ]
+
+
 def _om_change_events(df: DataFrame) -> DataFrame:
     lifecycle = F.col("event_type").isin(*OM_LIFECYCLE_EVENTS)
     return df.filter(~_om_has_field_changes()).select(
@@ -193,6 +218,7 @@ def _om_change_events(df: DataFrame) -> DataFrame:
                 "impersonated_by": F.col("impersonated_by"),
             }
         ).alias("details"),
+        *_om_identity(F.col("entity_id"), F.lit(None)),
     )
 
 
@@ -281,19 +307,41 @@ def _dataworks_events(df: DataFrame) -> DataFrame:
 _NORMALISERS = {
     DATAHUB_CHANGES: datahub_changes,
     DATAHUB_PROPOSALS: _datahub_proposals,
-    OM_FIELD_CHANGES: om_field_changes,
+    OM_FIELD_CHANGES: _om_field_changes,
     OM_CHANGE_EVENTS: _om_change_events,
     DATAWORKS_EVENTS: _dataworks_events,
 }
 _SCHEMA = (
     "change_id string, source string, entity_urn string, parent_urn string, entity_type string, "
     "category string, operation string, modifier string, actor string, event_time timestamp, "
-    "event_date date, details map<string,string>, is_pre_event boolean, blocking boolean"
+    "event_date date, details map<string,string>, is_pre_event boolean, blocking boolean, "
+    "entity_key string, entity_name string, actor_kind string"
 )
 COLUMNS = column_names(_SCHEMA)
+# the columns' version: a table built before `entity_key`, `entity_name` and `actor_kind` existed
+# is built again once (the table spec's revision)
+VERSION = "entity-keys-1"
 
 
-def build(sources: dict[str, DataFrame]) -> DataFrame:
+def _identified(rows: DataFrame, rules: GovernanceRules) -> DataFrame:
+    """Normalised rows with `entity_key`, `entity_name` and `actor_kind` (`gold.entity_names`)."""
+    source, urn = F.col("source"), F.col("entity_urn")
+    if "_entity_id" in rows.columns:
+        om_key = openmetadata_stable_key(F.col("_om_entity_type"), F.col("_entity_id"), F.col("_column"), urn)
+    else:
+        om_key = urn
+    key = F.when(source == "openmetadata", om_key).otherwise(urn)
+    name = (
+        F.when(source == "datahub", datahub_name(urn))
+        .when(source == "openmetadata", openmetadata_name(urn))
+        .otherwise(dataworks_name(urn, F.col("details")))
+    )
+    return rows.withColumns(
+        {"entity_key": key, "entity_name": name, "actor_kind": rules.actor_kind(F.col("actor"))}
+    )
+
+
+def build(sources: dict[str, DataFrame], rules: GovernanceRules | None = None) -> DataFrame:
     """Change rows of the given sources (one per `change_id`), in the contract's shape.
 
     Each silver table holds an `event_id` once, and the sources' ids hash different inputs
@@ -314,14 +362,17 @@ def build(sources: dict[str, DataFrame]) -> DataFrame:
         normalised[DATAHUB_PROPOSALS] = _without_ids_of(
             normalised[DATAHUB_PROPOSALS], normalised[DATAHUB_CHANGES]
         )
+    rules = rules or default_rules()
     changes = reduce(
         DataFrame.unionByName,
         [
-            _with_pre_event_flags(p).withColumn("event_date", F.to_date("event_time"))
+            _identified(_with_pre_event_flags(p), rules)
+            .withColumn("event_date", F.to_date("event_time"))
+            .select(*COLUMNS)
             for p in normalised.values()
         ],
     )
-    return changes.select(*COLUMNS)
+    return changes
 
 
 def _with_pre_event_flags(rows: DataFrame) -> DataFrame:
@@ -338,12 +389,23 @@ def _without_ids_of(rows: DataFrame, other: DataFrame) -> DataFrame:
     return rows.join(shared, "change_id", "left_anti")
 
 
-SPEC = GoldTableSpec(
-    table="gold.change_history",
-    sources=SOURCES,
-    relevant=relevant,
-    build=build,
-    group_key="change_id",
-    row_key=("change_id",),
-    incremental=Append(),
-)
+def spec_for(rules: GovernanceRules | None = None) -> GoldTableSpec:
+    """The table built with `rules` (None: the packaged defaults, read when a build runs)."""
+    return GoldTableSpec(
+        table="gold.change_history",
+        sources=SOURCES,
+        relevant=relevant,
+        build=lambda sources: build(sources, rules),
+        group_key="change_id",
+        row_key=("change_id",),
+        incremental=Append(),
+        revision=rules.revision(VERSION, actors=True) if rules is not None else "",
+    )
+
+
+SPEC = spec_for()
+
+
+def configured_spec(config) -> GoldTableSpec:
+    """The table as the run's configuration asks (`governance.actor_kinds`)."""
+    return spec_for(GovernanceRules.from_config(config))

@@ -15,6 +15,11 @@ Status rules, in order:
 3. PENDING otherwise (status_rule null).
 Only proposals whose creation event is known get a row.
 
+The review requests of the other catalogs (OpenMetadata tasks, DataWorks permission requests:
+`gold.review_requests`) get rows too, each in a group of its own; `source` says whose.
+`hours_to_resolution` is the time from creation to resolution, and `status_rule` says how the
+resolution is known: recorded by a status event, or inferred from a later change.
+
 Group: the resource (`resource_urn`, else the proposal), so a later entity
 change on the resource recomputes its proposals. A status event is grouped by
 its own `resourceUrn`: one that lacks it lands in the proposal's group and is
@@ -24,10 +29,13 @@ groups linked through proposals together (see there).
 
 from __future__ import annotations
 
+from functools import reduce
+
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from gold import GROUP, column_names, empty_frame, string_map
+from gold import review_requests as reviews
 from gold.associations import DOMAIN, GLOSSARY_TERM, OWNERSHIP, TAG
 from gold.intervals import root_urn
 from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
@@ -35,7 +43,7 @@ from pipelines.runtime.sql_expressions import one_of
 
 ACTION_REQUESTS = "silver.datahub_action_requests"
 DATAHUB_CHANGES = "silver.datahub_entity_changes"
-SOURCES = (ACTION_REQUESTS, DATAHUB_CHANGES)
+SOURCES = (ACTION_REQUESTS, DATAHUB_CHANGES, reviews.OM_CHANGE_EVENTS, reviews.DATAWORKS_APPROVALS)
 GROUP_COLUMN = "group_urn"
 
 CREATE_OPERATIONS = ("CREATE", "CREATED")
@@ -62,7 +70,8 @@ SCHEMA = (
     "proposal_urn string, action_request_type string, resource_urn string, resource_type string, "
     "sub_resource_type string, sub_resource string, created_by string, created_at timestamp, status string, "
     "status_rule string, resolved_at timestamp, resolved_by string, resolved_event_id string, "
-    "proposed map<string,string>, group_urn string"
+    "proposed map<string,string>, group_urn string, source string, assignees array<string>, "
+    "hours_to_resolution double"
 )
 COLUMNS = column_names(SCHEMA)
 
@@ -102,6 +111,8 @@ def relevant(source_table: str, rows: DataFrame) -> DataFrame:
         return rows.withColumn(GROUP, proposal_group())
     if source_table == DATAHUB_CHANGES:
         return rows.filter(_changes_filter()).withColumn(GROUP, root_urn())
+    if source_table in (reviews.OM_CHANGE_EVENTS, reviews.DATAWORKS_APPROVALS):
+        return reviews.relevant(source_table, rows)
     raise ValueError(f"gold.proposals: unknown source table {source_table!r}")
 
 
@@ -351,10 +362,32 @@ def build_proposals(action_requests: DataFrame, changes: DataFrame | None) -> Da
     )
 
 
+def _resolution_hours() -> Column:
+    return (F.unix_micros("resolved_at") - F.unix_micros("created_at")) / F.lit(3_600_000_000.0)
+
+
 def build(sources: dict[str, DataFrame]) -> DataFrame:
-    if sources.get(ACTION_REQUESTS) is None:
+    """Proposals of DataHub and the review requests of the other catalogs, in `COLUMNS`."""
+    parts = []
+    if sources.get(ACTION_REQUESTS) is not None:
+        datahub = build_proposals(sources[ACTION_REQUESTS], sources.get(DATAHUB_CHANGES))
+        parts.append(
+            datahub.withColumns({"source": F.lit("datahub"), "assignees": F.array().cast("array<string>")})
+        )
+    others = (
+        (reviews.OM_CHANGE_EVENTS, reviews.openmetadata_tasks),
+        (reviews.DATAWORKS_APPROVALS, reviews.dataworks_approvals),
+    )
+    for table, requests in others:
+        if sources.get(table) is not None:
+            parts.append(requests(sources[table]).withColumn(GROUP_COLUMN, F.col("proposal_urn")))
+    if not parts:
         return empty_frame(SCHEMA)
-    return build_proposals(sources[ACTION_REQUESTS], sources.get(DATAHUB_CHANGES))
+    rows = reduce(
+        lambda a, b: a.unionByName(b),
+        [p.withColumn("hours_to_resolution", _resolution_hours()) for p in parts],
+    )
+    return rows.select(*COLUMNS)
 
 
 SPEC = GoldTableSpec(

@@ -32,6 +32,7 @@ _PARENT_COLUMNS = (
     "event_type",
     "entity_key",
     "entity_type",
+    "entity_id",
     "entity_fqn",
     "actor",
     "previous_version",

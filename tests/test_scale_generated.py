@@ -53,6 +53,7 @@ from tests.support.reference_model import (
     expected_instance_final_statuses,
     iter_records,
     landing_files,
+    load_events,
 )
 from tests.support.tables import (
     BRONZE_TABLES,
@@ -338,6 +339,58 @@ def test_gold_node_reliability_counts_the_reference_models_finished_runs(referen
     actual = {tuple(r) for r in totals.select("node_id", "runs", "failed").collect()}
     assert expected, "the reference model found no finished run"
     assert actual == expected, set_differences(expected, actual)
+
+
+def test_gold_coverage_on_the_last_day_counts_the_reference_models_live_and_owned_datasets(
+    reference, reference_owners, full
+):
+    """The end state of the governance tables against the model: DataHub datasets live at the end
+    (ACTIVE) and those among them with a current owner."""
+    _, store = full
+    live = {e for source, e, s in reference["statuses"] if source == "datahub" and s == "ACTIVE"}
+    live = {e for e in live if e.startswith("urn:li:dataset:")}
+    owned = live & {entity for entity, _, _ in reference_owners}
+    coverage = store.read("gold.governance_coverage_daily").where(
+        "source = 'datahub' AND entity_type = 'dataset'"
+    )
+    last = coverage.agg(F.max("day")).first()[0]
+    totals = coverage.where(F.col("day") == last).agg(F.sum("live_entities"), F.sum("with_owner")).first()
+    assert live and (totals[0], totals[1]) == (len(live), len(owned))
+
+
+def test_gold_actors_count_each_datahub_actors_changes_as_the_reference_model(landing, full):
+    folder, _ = landing
+    expected = Counter(event["auditStamp"].get("actor") for event in load_events(folder))
+    _, store = full
+    rows = store.read("gold.actors").where("source = 'datahub' AND changes > 0").collect()
+    assert {r.actor: r.changes for r in rows} == dict(expected)
+    kinds = {r.actor: r.actor_kind for r in rows}
+    assert kinds["urn:li:corpuser:__datahub_system"] == "system"
+    assert kinds["urn:li:corpuser:svc_ingestion"] == kinds["urn:li:corpuser:datahub"] == "service"
+    assert kinds["urn:li:corpuser:jdoe"] == "person"
+
+
+def test_the_governance_questions_answer_alike_on_both_query_engines_over_generated_data(capsys, full):
+    """Every governance query of docs/data-model.md, each one short query over gold, on a
+    generated warehouse: the same rows from DuckDB and Spark SQL, and some rows."""
+    from pipelines.cli import main
+    from tests.support.docs_queries import portable_queries
+
+    config, _ = full
+    governance = [(h, q) for h, q in portable_queries() if int(h.split(".")[0]) >= 15]
+    assert len(governance) >= 10
+    for heading, query in governance:
+        answers = {}
+        for engine in ("duckdb", "spark"):
+            code = main(
+                ["sql", "--warehouse", str(config.warehouse), "--engine", engine, "--format", "json", query]
+            )
+            answers[engine] = (code, capsys.readouterr().out)
+        assert answers["duckdb"] == answers["spark"], heading
+        assert answers["spark"][0] == 0 and answers["spark"][1].strip(), heading
+    undone = "SELECT count(*) AS n FROM gold.change_reversals WHERE first_by_kind = 'person' AND second_by_kind = 'service'"
+    assert main(["sql", "--warehouse", str(config.warehouse), "--format", "csv", undone]) == 0
+    assert int(capsys.readouterr().out.splitlines()[1]) > 0  # ingestion undid people's edits
 
 
 def _warehouse_differences(left, right, layers: tuple[str, ...], sides: str) -> str:

@@ -260,6 +260,22 @@ def cmd_timeline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_asof(args: argparse.Namespace) -> int:
+    from gold.current_views import state_as_of_sql
+    from pipelines.query import script
+    from pipelines.query.timeline import parse_time
+
+    config = _config(args)
+    try:
+        at = parse_time(args.at)
+    except ValueError:
+        print(f"lakehouse asof: --at {args.at!r} is not an ISO date or date-time", file=sys.stderr)
+        return 2
+    with _query_session(config, args) as session:
+        sql = state_as_of_sql(at, args.entity)
+        return script.run_script(session, sql, args.format, sys.stdout, sys.stderr, prog="lakehouse asof")
+
+
 def cmd_dq_report(args: argparse.Namespace) -> int:
     from pipelines.quality.report import write_report
     from pipelines.runtime.spark import get_spark
@@ -366,6 +382,17 @@ def build_parser() -> argparse.ArgumentParser:
     timeline.add_argument("--format", choices=("json", "table"), default="json")
     query_engine(timeline)
     timeline.set_defaults(func=cmd_timeline)
+
+    asof = sub.add_parser(
+        "asof",
+        help="every entity's (or one entity's) status, domain, owners, glossary terms and tags at a time",
+    )
+    common(asof)
+    asof.add_argument("--at", required=True, help="the ISO date or date-time (UTC unless given)")
+    asof.add_argument("--entity", help="only this entity (and its schema fields)")
+    asof.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    asof.set_defaults(func=cmd_asof, as_of_version=None)
+    query_engine(asof)
 
     report = sub.add_parser("dq-report", help="write the data-quality report (HTML) and print its path")
     common(report)

@@ -9,6 +9,7 @@ not silently fall back to a default.
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,8 +24,9 @@ DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
 ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
 COMPUTE_RULES = ("serverless", "standard")  # pipelines.runtime.compute_rules
-# maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector)
-FREE_FORM = {"spark_conf", "profiles", "consumer"}
+# maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector;
+# `tag_classes`: the governance tables' classes of tags)
+FREE_FORM = {"spark_conf", "profiles", "consumer", "tag_classes"}
 # `auto` or a number (or a boolean): `_validate` checks these, not the merge
 VALIDATED_KINDS = {"run.parallel_tasks", "bronze.skip_unchanged_folders"}
 
@@ -210,6 +212,7 @@ def _validate(raw: dict, origin: str) -> None:
             f"{origin}: profiles.{raw['profile']}.delta_rs_allocator must be one of "
             f"{list(ALLOCATOR_SETTINGS)}, got {allocator!r}"
         )
+    _validate_governance(raw["governance"], origin)
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
     if raw["bronze"]["skip_unchanged_folders"] not in ("auto", True, False):
@@ -225,3 +228,26 @@ def _validate(raw: dict, origin: str) -> None:
         table = str(source.get("bronze_table", ""))
         if not table.startswith("bronze."):
             raise ConfigError(f"{origin}: sources.{name}.bronze_table must be named bronze.<table>")
+
+
+CLASS_NAME = r"[a-z][a-z0-9_]*"  # a tag class names map keys and appears in SQL as a value
+
+
+def _validate_governance(governance: dict, origin: str) -> None:
+    """Tag classes and actor kinds are lists of pattern strings; the reversal window is positive."""
+    for name, patterns in governance["tag_classes"].items():
+        if not re.fullmatch(CLASS_NAME, str(name)):
+            raise ConfigError(
+                f"{origin}: governance.tag_classes: a class name is lower case letters, digits and _, got {name!r}"
+            )
+        _pattern_list(patterns, f"governance.tag_classes.{name}", origin)
+    for kind, patterns in governance["actor_kinds"].items():
+        _pattern_list(patterns, f"governance.actor_kinds.{kind}", origin)
+    window = governance["reversal_window_hours"]
+    if isinstance(window, bool) or not isinstance(window, (int, float)) or window <= 0:
+        raise ConfigError(f"{origin}: governance.reversal_window_hours must be a number > 0, got {window!r}")
+
+
+def _pattern_list(patterns: Any, key: str, origin: str) -> None:
+    if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
+        raise ConfigError(f"{origin}: {key} must be a list of patterns (non-empty strings), got {patterns!r}")

@@ -161,6 +161,9 @@ class GoldTableSpec:
     that the relevant source rows carry too (e.g. `event_date` of daily tables), by which an
     `Accumulate` run finds and replaces its groups' rows; `cluster_by`, columns a full build
     writes its files in ranges of, so their statistics tell which files hold a value.
+
+    `revision` names what the rows depend on beyond the sources (the table's columns, the
+    configured rules): a table last built under another revision is built again in full, once.
     """
 
     table: str
@@ -173,3 +176,4 @@ class GoldTableSpec:
     incremental: IncrementalStrategy = field(default_factory=RebuildGroups)
     locality: str | None = None
     cluster_by: tuple[str, ...] = ()
+    revision: str = ""

@@ -67,6 +67,7 @@ from pipelines.store.pruning import AtLeast, In
 WATERMARKS = "source_versions"
 EVENT_TIME_WATERMARK = "event_time_watermarks"  # {source: epoch us of its newest event_time}
 EVENT_TIME = "event_time"
+REVISION = "revision"  # the spec's `revision` a commit was built under
 # Delta statistics may hold timestamps to the millisecond only (delta-rs' own rewrites and
 # delta-spark truncate them), so a new row within a millisecond after the watermark counts as
 # late: rebuilt, never misordered.
@@ -124,6 +125,8 @@ def _commit_metadata(spec: GoldTableSpec, ctx: RunContext, versions: dict[str, i
     versions, from file statistics (None when no source holds one). The `extend` path moves the
     last commit's on by the new rows' instead (`_newest_after`)."""
     metadata = {WATERMARKS: versions, "run_id": ctx.run_id, "mode": mode}
+    if spec.revision:
+        metadata[REVISION] = spec.revision
     if isinstance(spec.incremental, Extend) and mode == "full":
         metadata[EVENT_TIME_WATERMARK] = _newest_in_sources(ctx, versions)
     return metadata
@@ -276,7 +279,8 @@ class Plan:
 def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int], recorded: dict) -> Plan:
     store = warehouse.store
     seen = recorded.get(WATERMARKS)
-    if not seen or any(s not in seen for s in present):  # no build yet, or a source it did not read
+    rebuilt = spec.revision and recorded.get(REVISION) != spec.revision  # new columns or rules
+    if not seen or any(s not in seen for s in present) or rebuilt:  # or no build yet, or a new source
         everything = sum(store.count_added_since(s, None) for s in present)
         return Plan(GoldPath.FULL, everything, everything)
     changed = {s: v for s, v in present.items() if v > seen[s] and store.rows_changed_since(s, seen[s])}

@@ -4,9 +4,9 @@ statement needs it. A note after each statement says which engine answered, and 
 it was Spark.
 
 After the syntax check, DuckDB binds the query and its result types are checked too: a type
-DuckDB prints otherwise than Spark (an INTERVAL, a timestamp without time zone, a UUID) sends
-the statement to Spark, and so does an error of DuckDB's (Spark then gives its own answer or
-its own error).
+DuckDB prints otherwise than Spark (a timestamp without time zone, a UUID) sends the statement
+to Spark, and so does an error of DuckDB's (Spark then gives its own answer or its own error).
+Intervals print alike (`pipelines.query.output`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from pipelines.query.duckdb_session import DuckDbSession, result_rows
+from pipelines.query.names import table_listing
 from pipelines.query.portable import DUCKDB, SPARK, to_duckdb
 from pipelines.query.statements import Token, text_of, tokenize
 
@@ -27,8 +28,11 @@ if TYPE_CHECKING:
 # are checked by their parts
 ALIKE_TYPES = {
     "BOOLEAN", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "FLOAT", "DOUBLE", "VARCHAR",
-    "DATE", "TIMESTAMP WITH TIME ZONE", "DECIMAL", "NULL",
+    "DATE", "TIMESTAMP WITH TIME ZONE", "DECIMAL", "NULL", "INTERVAL",
 }  # fmt: skip
+
+
+INFORMATION_SCHEMA = "information_schema"
 
 
 class AutoSession:
@@ -67,6 +71,14 @@ class AutoSession:
     def query(self, statement: str | list[Token]) -> tuple[list[str], Iterator]:
         """Run one statement on the engine that answers it alike: its column names and rows."""
         tokens = tokenize(statement) if isinstance(statement, str) else statement
+        listing = table_listing(tokens, self.duck.names)
+        if listing is not None:  # the same rows on every engine, from the warehouse's names
+            self.notes.append(f"answered by {DUCKDB}")
+            return listing
+        if any(t.name == INFORMATION_SCHEMA for t in tokens):  # DuckDB's own; Spark SQL has none
+            answer = self.duck.query(tokens)
+            self.notes.append(f"answered by {DUCKDB}: {INFORMATION_SCHEMA} is DuckDB's (Spark SQL has none)")
+            return answer
         translation = to_duckdb(text_of(tokens), self.duck.names)
         reason = translation.reason
         if translation.sql is not None:

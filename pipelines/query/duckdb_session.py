@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from pipelines.core.warehouse_layout import LAYERS, folder_tables
-from pipelines.query.names import referenced_names, view_definitions
+from pipelines.query.names import referenced_names, table_listing, view_definitions
+from pipelines.query.output import Interval
 from pipelines.query.statements import Token, check_read_only, tokenize
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class DuckDbSession:
     def prepare(self, tokens: list[Token]) -> str:
         """Register what the statement mentions and return its text."""
         words = [t.text.lower() for t in tokens if t.kind == "word"]
-        if words[:1] == ["show"]:
+        if words[:1] == ["show"] or "information_schema" in words:  # lists what is registered
             self.ensure_all()
         for _, _, name in referenced_names(tokens):
             if name in self.all_tables and not self.ensure(name):
@@ -130,6 +131,9 @@ class DuckDbSession:
         """Run one statement (after the read-only check): its column names and rows."""
         tokens = tokenize(statement) if isinstance(statement, str) else statement
         check_read_only(tokens)
+        listing = table_listing(tokens, self.names)
+        if listing is not None:
+            return listing
         relation = self.connection.sql(self.prepare(tokens))
         if relation is None:  # a statement without a result
             return [], iter(())
@@ -198,7 +202,8 @@ def snapshot_dataset(table: DeltaTable) -> ds.Dataset:
 
 def _rows(reader: pa.RecordBatchReader) -> Iterator[tuple]:
     """Rows as PySpark hands them back, so both engines print the same text: timestamps naive in
-    the process's local time, structs as Rows (printed in field order), maps as dicts."""
+    the process's local time, structs as Rows (printed in field order), maps as dicts, intervals
+    as timedeltas (`output.Interval` when they count months)."""
     for batch in reader:
         types = [field.type for field in batch.schema]
         columns = [column.to_pylist() for column in batch.columns]
@@ -220,4 +225,9 @@ def _as_spark_returns(value: Any, kind: pa.DataType) -> Any:
         return [_as_spark_returns(v, kind.value_type) for v in value]
     if isinstance(value, dt.datetime) and value.tzinfo is not None:
         return value.astimezone().replace(tzinfo=None)
+    if pa.types.is_interval(kind):  # (months, days, nanoseconds): a timedelta as Spark's day-time intervals
+        months, days, nanoseconds = value
+        if months:
+            return Interval(months, days, nanoseconds // 1000)
+        return dt.timedelta(days=days, microseconds=nanoseconds // 1000)
     return value

@@ -4,6 +4,11 @@ engine (and the same table layout for `lakehouse timeline --format table`).
 The table is laid out by `rich` (columns aligned by display width, wide characters included);
 a value wider than `MAX_WIDTH` characters is cut with `…`, and the footer says so: csv and json
 print every value whole.
+
+Values read as people write them, whichever engine answered: a timestamp to the second, with
+its fraction only when it has one (`2024-03-01 10:00:00`, `2022-04-14 16:18:20.653`); an
+interval as days and a clock time (`30 days 17:00:00`, `-1 day -02:30:00`), with years and
+months first when it has them (`1 year 2 months`), as DuckDB and PostgreSQL print them.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import decimal
 import io
 import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import IO, Any
 
 FORMATS = ("table", "csv", "json")
@@ -22,13 +28,68 @@ MAX_ROWS = 1000  # rows a table shows; csv and json stream every row
 CUT = "…"
 
 
+@dataclass(frozen=True)
+class Interval:
+    """An interval with a calendar part (months), which `datetime.timedelta` cannot hold: Spark's
+    year-month intervals, DuckDB's intervals of months."""
+
+    months: int
+    days: int = 0
+    microseconds: int = 0
+
+
+def _fraction(microseconds: int) -> str:
+    return f".{microseconds:06d}".rstrip("0") if microseconds else ""
+
+
+def timestamp_text(value: dt.datetime) -> str:
+    """`yyyy-MM-dd HH:mm:ss`, then the fraction of a second without trailing zeros, if any."""
+    return value.strftime("%Y-%m-%d %H:%M:%S") + _fraction(value.microsecond)
+
+
+def _count(number: int, unit: str) -> str:
+    return f"{number} {unit}{'' if abs(number) == 1 else 's'}"
+
+
+def interval_text(months: int = 0, days: int = 0, microseconds: int = 0) -> str:
+    """`1 year 2 months 3 days 04:05:06.5`: each part signed, zero parts left out (all zero:
+    `00:00:00`)."""
+    parts = []
+    years, rest = divmod(abs(months), 12)
+    sign = -1 if months < 0 else 1
+    if years:
+        parts.append(_count(sign * years, "year"))
+    if rest:
+        parts.append(_count(sign * rest, "month"))
+    if days:
+        parts.append(_count(days, "day"))
+    if microseconds or not parts:
+        seconds, fraction = divmod(abs(microseconds), 1_000_000)
+        hours, seconds = divmod(seconds, 3600)
+        minutes, seconds = divmod(seconds, 60)
+        clock = f"{hours:02d}:{minutes:02d}:{seconds:02d}{_fraction(fraction)}"
+        parts.append(("-" if microseconds < 0 else "") + clock)
+    return " ".join(parts)
+
+
+def _timedelta_text(value: dt.timedelta) -> str:
+    total = value // dt.timedelta(microseconds=1)
+    days, rest = divmod(abs(total), 86_400_000_000)
+    sign = -1 if total < 0 else 1
+    return interval_text(0, sign * days, sign * rest)
+
+
 def plain(value: Any) -> Any:
-    """A JSON-friendly value: timestamps as ISO text, decimals as numbers, maps as objects
-    (keys sorted), structs as objects (fields in order)."""
+    """A JSON-friendly value: timestamps and intervals as text people write, decimals as numbers,
+    maps as objects (keys sorted), structs as objects (fields in order)."""
     if isinstance(value, dt.datetime):
-        return value.isoformat(sep=" ")
+        return timestamp_text(value)
     if isinstance(value, dt.date):
         return value.isoformat()
+    if isinstance(value, dt.timedelta):
+        return _timedelta_text(value)
+    if isinstance(value, Interval):
+        return interval_text(value.months, value.days, value.microseconds)
     if isinstance(value, decimal.Decimal):
         return float(value)
     if isinstance(value, (bytes, bytearray)):

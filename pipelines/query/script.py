@@ -19,34 +19,37 @@ from pipelines.query.statements import ReadOnlyViolation, Token, check_read_only
 PROMPT, CONTINUATION = "lakehouse> ", "       ...> "
 
 
-def run_script(session: Any, text: str, fmt: str, out: IO[str], err: IO[str] | None = None) -> int:
-    """Run every statement of `text`: 0 on success, 2 when refused (nothing runs), 1 on an error."""
+def run_script(
+    session: Any, text: str, fmt: str, out: IO[str], err: IO[str] | None = None, prog: str = "lakehouse sql"
+) -> int:
+    """Run every statement of `text`: 0 on success, 2 when refused (nothing runs), 1 on an error.
+    Messages on `err` begin with `prog`, the command that runs the statements."""
     err = err or sys.stderr
     statements = split_statements(text)
     if not statements:
-        print("lakehouse sql: no statement given", file=err)
+        print(f"{prog}: no statement given", file=err)
         return 2
     try:
         for number, tokens in enumerate(statements, start=1):
             check_read_only(tokens, number)
     except ReadOnlyViolation as exc:
-        print(f"lakehouse sql: refused: {exc}", file=err)
+        print(f"{prog}: refused: {exc}", file=err)
         return 2
     for tokens in statements:
-        if not _run_one(session, tokens, fmt, out, err):
+        if not _run_one(session, tokens, fmt, out, err, prog):
             return 1
     return 0
 
 
-def _run_one(session: Any, tokens: list[Token], fmt: str, out: IO[str], err: IO[str]) -> bool:
+def _run_one(session: Any, tokens: list[Token], fmt: str, out: IO[str], err: IO[str], prog: str) -> bool:
     try:
         write_rows(*session.query(tokens), fmt, out)
     except session.query_errors as exc:
-        print(f"lakehouse sql: {_first_line(exc)}", file=err)
+        print(f"{prog}: {_first_line(exc)}", file=err)
         return False
     finally:
         for note in session.notes:
-            print(f"lakehouse sql: note: {note}", file=err)
+            print(f"{prog}: note: {note}", file=err)
         session.notes.clear()
     return True
 

@@ -32,9 +32,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from pipelines.core.warehouse_layout import LAYERS
-from pipelines.query.names import quote, referenced_names, view_definitions
+from pipelines.query.names import quote, referenced_names, table_listing, view_definitions
+from pipelines.query.output import Interval
 from pipelines.query.statements import Token, check_read_only, tokenize
 from pipelines.runtime.compute_rules import rules_of
 from pipelines.runtime.spark import REQUIRED_CONF, task_session
@@ -141,10 +142,6 @@ class SqlSession:
 
     def prepare(self, tokens: list[Token]) -> str:
         """Register what the statement mentions and return its text with names rewritten."""
-        words = [t.text.lower() for t in tokens if t.kind == "word"]
-        if words[:1] == ["show"] and len(words) > 1 and words[1] in ("tables", "views"):
-            self.ensure_all()
-            return _show_in_layer(tokens)
         for _, _, name in referenced_names(tokens):
             if name in self.names and not self.ensure(name):
                 self.notes.append(f"{name}: its base tables do not exist (at this version)")
@@ -160,8 +157,16 @@ class SqlSession:
 
     def query(self, statement: str | list[Token]) -> tuple[list[str], Iterator]:
         """Run one statement: its column names and rows (the interface `run_script` reads)."""
-        result = self.execute(statement)
-        return result.columns, result.toLocalIterator()
+        tokens = tokenize(statement) if isinstance(statement, str) else statement
+        listing = table_listing(tokens, self.names)
+        if listing is not None:
+            check_read_only(tokens)
+            return listing
+        result = self.execute(tokens)
+        months = _year_month_columns(result)
+        if not months:
+            return result.columns, result.toLocalIterator()
+        return result.columns, _with_intervals(_months_cast(result, months).toLocalIterator(), months)
 
     @property
     def query_errors(self) -> tuple[type[Exception], ...]:
@@ -170,21 +175,35 @@ class SqlSession:
         return (PySparkException,)
 
 
+def _year_month_columns(result: DataFrame) -> dict[int, int]:
+    """{position: months per unit} of the year-month interval columns, which PySpark cannot hand
+    back: cast to whole numbers of their last field (years or months) instead."""
+    from pyspark.sql.types import YearMonthIntervalType
+
+    return {
+        i: 12 if kind.dataType.endField == YearMonthIntervalType.YEAR else 1
+        for i, kind in enumerate(result.schema.fields)
+        if isinstance(kind.dataType, YearMonthIntervalType)
+    }
+
+
+def _months_cast(result: DataFrame, months: dict[int, int]) -> DataFrame:
+    names = [f"_{i}" for i in range(len(result.columns))]
+    renamed = result.toDF(*names)
+    return renamed.select(*[F.col(n).cast("int") if i in months else F.col(n) for i, n in enumerate(names)])
+
+
+def _with_intervals(rows: Iterator, months: dict[int, int]) -> Iterator[tuple]:
+    for row in rows:
+        yield tuple(
+            Interval(value * months[i]) if i in months and value is not None else value
+            for i, value in enumerate(row)
+        )
+
+
 def _shuffle_conf(spark: SparkSession) -> dict[str, str]:
     key = "spark.sql.shuffle.partitions"
     return {key: spark.conf.get(key)} if spark.conf.get(key, None) else {}
-
-
-def _show_in_layer(tokens: list[Token]) -> str:
-    """`SHOW TABLES IN silver [LIKE 'p']` -> `SHOW TABLES LIKE 'silver.p'` (the views have dotted names)."""
-    significant = [t for t in tokens if t.significant]
-    words = [t.text.lower() for t in significant]
-    if len(words) >= 4 and words[2] in ("in", "from") and significant[3].name in LAYERS:
-        pattern = "*"
-        if len(significant) >= 6 and words[4] == "like" and significant[5].kind == "string":
-            pattern = significant[5].text[1:-1]
-        return f"SHOW {significant[1].text} LIKE '{significant[3].name}.{pattern}'"
-    return "".join(t.text for t in tokens)
 
 
 def quiet_spark_errors() -> None:

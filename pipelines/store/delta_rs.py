@@ -7,6 +7,7 @@ left behind, or files an overwrite removed, are never read.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -603,12 +604,15 @@ class DeltaRsEngine(Engine):
         return self._publish_replacement(ref, df, path, partition_by, new_dir, doomed, kept_dir, metadata)
 
     def _publish_replacement(self, ref, df, path, partition_by, new_dir, doomed, kept_dir, metadata) -> int:
-        """One commit: `doomed` files removed, `new_dir`'s and `kept_dir`'s files added; returns the
-        rows of `new_dir`."""
+        """One commit: `doomed` files removed, `new_dir`'s and `kept_dir`'s files added, the copied
+        rows' files with `dataChange: false` (rows the table held already), so `read_added_since`
+        returns the rows of `df` alone, as delta-spark's change data feed does; returns the rows of
+        `new_dir`."""
         added = publish_staged_files(new_dir, path, partition_by)
         rows = _records(added)
-        if kept_dir is not None:
-            added += publish_staged_files(kept_dir, path, partition_by)
+        if kept_dir is not None:  # rows copied unchanged out of the removed files: no new data
+            kept = publish_staged_files(kept_dir, path, partition_by)
+            added += [dataclasses.replace(add, data_change=False) for add in kept]
         now = int(time.time() * 1000)
         faults.checkpoint("merge_commit", ref.name)
         self._commit(

@@ -231,7 +231,7 @@ class DeltaSparkEngine(Engine):
     def _change_data_on(self, ref: TableRef) -> bool:
         """The table records its change data. A table later tasks read the new rows of
         (`TableRef.changes_read`) that another engine or an older release created without it
-        gets it here, in a commit of its own; the others (gold, ops) are left as they are."""
+        gets it here, in a commit of its own; the others (ops) are left as they are."""
 
         def ask() -> bool:
             name = self._name(ref)

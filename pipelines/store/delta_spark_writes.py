@@ -15,6 +15,9 @@ every compute and for every save mode, with three gaps closed here:
 - `MERGE` and the other SQL commands take no writer option: gold replaces its groups with a
   `replaceWhere` overwrite instead (`replace_groups`), and a command that must record metadata
   all the same uses the session setting where the compute allows it (`command_settings`).
+  On a table recording its change data, such an overwrite records the rows it deleted and the
+  rows it wrote, not the rows it copied out of the files it rewrote: a reader of the table's new
+  rows reads the replacing rows alone.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ TRANSACTION_APP = "catalog-lakehouse"  # `txnAppId` of the commits `recorded_opt
 # Keys of the rows replacing groups, up to this many, are named in the replaceWhere predicate
 # (beside the groups); more rewrite the whole table instead of parsing a predicate that long.
 KEY_VALUES = 20_000
+# Groups the caller did not collect are collected here, up to this many, for the same predicate.
+GROUP_VALUES = 20_000
 
 
 class CommitMetadataRefused(RuntimeError):
@@ -97,16 +102,23 @@ def replace_groups(
     group_values: list | None = None,
     rows: int | None = None,
 ) -> int:
-    """`Engine.replace_groups` as one overwrite carrying `metadata`. With the groups collected
-    (`group_values`, the incremental case) a `replaceWhere` on them, which rewrites only the files
-    holding their rows: the predicate also names the keys of `df` where a key may have moved from
-    another group (the group column is not part of the key; one key column, up to
-    `KEY_VALUES` rows). Otherwise the table's other rows and `df` are written over the whole table."""
+    """`Engine.replace_groups` as one overwrite carrying `metadata`. With the groups as values
+    (`group_values`, the incremental case, else collected here up to `GROUP_VALUES`) a
+    `replaceWhere` on them, which rewrites only the files holding their rows: the predicate also
+    names the keys of `df` where a key may have moved from another group (the group column is not
+    part of the key; one key column, up to `KEY_VALUES` rows). Delta's change data of that commit
+    holds the rows deleted and `df`, not the rows copied unchanged out of the rewritten files, so
+    a table reading this one's new rows reads `df` alone. Otherwise the table's other rows and
+    `df` are written over the whole table, and a reader of its new rows reads the whole table
+    (which rebuilds whatever it touches, as a full build would)."""
     count = rows if rows is not None else df.count()
     if not engine.exists(ref):
         engine.append(df, ref, [], metadata, count)
         return count
     options = recorded_options(engine.version(ref))  # recorded even when nothing moves
+    if group_values is None:
+        found = groups.select(group_key).distinct().limit(GROUP_VALUES + 1).collect()
+        group_values = [row[0] for row in found] if len(found) <= GROUP_VALUES else None
     predicate = None
     if _literal_values(group_values):
         predicate = values_predicate(group_key, group_values)

@@ -42,7 +42,7 @@ class TableRef:
     `name`: `<layer>.<table>`, for messages and the run's metadata cache. `path`: the table's
     folder, where the warehouse keeps tables as folders (None for a catalog's managed tables).
     `catalog_name`: the back-quoted name Spark SQL knows it by, where tables are named.
-    `changes_read`: later tasks read the rows this table gains (bronze and silver): an engine
+    `changes_read`: later tasks read the rows this table gains (bronze, silver, gold): an engine
     that reads new rows through Delta's change data feed creates the table with it on.
     """
 

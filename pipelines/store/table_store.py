@@ -38,7 +38,9 @@ from pipelines.store.metadata import MetadataCache
 from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
 from pipelines.store.pruning import Bound, In
 
-CHANGES_READ_LAYERS = ("bronze", "silver")  # later tasks read the rows these tables gain
+# Later tasks read the rows these tables gain: silver bronze's, gold silver's and, for the
+# governance tables, other gold tables' (the timelines, the proposals).
+CHANGES_READ_LAYERS = ("bronze", "silver", "gold")
 SIDE_BY_SIDE = 8  # catalog commands asked at once (each mostly waits on the log's files)
 WRITE_ATTEMPTS = 5  # a write that still conflicts with another writer's commit is tried again
 T = TypeVar("T")

@@ -80,6 +80,10 @@ TERMS = tuple(
 DOMAINS = tuple(f"urn:li:domain:{d}" for d in ("marketing", "finance", "engineering", "sales"))
 USERS = ("jdoe", "asmith", "bchen", "mgarcia", "kpatel", "lwang", "ojones", "rkumar", "snguyen", "tbrown")
 ACTORS = tuple(f"urn:li:corpuser:{u}" for u in USERS) + ("urn:li:corpuser:datahub",)
+# DataHub's accounts that are no person: ingestion (the default `datahub` account, a service
+# account) and the server's own system actor
+INGESTION_ACTORS = ("urn:li:corpuser:datahub", "urn:li:corpuser:svc_ingestion")
+SYSTEM_ACTOR = "urn:li:corpuser:__datahub_system"
 OWNERS = tuple(f"urn:li:corpuser:{u}" for u in USERS) + tuple(
     f"urn:li:corpGroup:{g}" for g in ("data-platform", "analytics", "finance-eng", "security")
 )

@@ -11,9 +11,11 @@ from pipelines.synthetic.common import (
     COLUMNS,
     DATABASES,
     DOMAINS,
+    INGESTION_ACTORS,
     OWNER_TYPES,
     OWNERS,
     PLATFORMS,
+    SYSTEM_ACTOR,
     TABLES,
     TAGS,
     TERMS,
@@ -59,7 +61,12 @@ def _ece(
 
 
 class EceWorld:
-    """A consistent DataHub history: associations are removed only while open, deleted datasets stay silent."""
+    """A consistent DataHub history: associations are removed only while open, deleted datasets stay silent.
+
+    Ingestion accounts create datasets and announce schema changes, the system actor hard-deletes
+    some; people tag, own, describe and propose. Some edits of a person are undone by ingestion
+    in the next record (a reversal), and some fields are renamed (TECHNICAL_SCHEMA MODIFY RENAME).
+    """
 
     def __init__(self, rng: random.Random, clock: Callable[[], int], unique: int) -> None:
         self.rng, self.clock = rng, clock
@@ -90,6 +97,8 @@ class EceWorld:
                 (self._proposal_applied, 2),
                 (self._run, 5),
                 (self._assertion, 2),
+                (self._reverted, 1.5),
+                (self._field_rename, 1),
             ],
         )
 
@@ -115,7 +124,7 @@ class EceWorld:
         self.live.add(dataset)
         self.columns[dataset] = rng.sample(COLUMNS, 3 + int(rng.random() * 5))
         self.by_dataset[dataset] = set()
-        yield _ece(dataset, "dataset", "LIFECYCLE", "CREATE", "urn:li:corpuser:datahub", self.clock())
+        yield _ece(dataset, "dataset", "LIFECYCLE", "CREATE", self._choice(INGESTION_ACTORS), self.clock())
 
     def _toggle(self, key: tuple, dataset: str) -> str:
         """ADD when the association is closed, REMOVE when open (so REMOVE never precedes its ADD)."""
@@ -260,11 +269,48 @@ class EceWorld:
             "dataset",
             "TECHNICAL_SCHEMA",
             "ADD",
-            "urn:li:corpuser:datahub",
+            self._choice(INGESTION_ACTORS),
             self.clock(),
             modifier=field,
             parameters=params,
         )
+
+    def _field_rename(self) -> Iterator[str]:
+        """A column renamed: MODIFY with modificationCategory RENAME, the old field's urn as modifier."""
+        dataset = self.live.pick(self.rng)
+        columns = self.columns[dataset]
+        position = int(self.rng.random() * len(columns))
+        self.serial += 1
+        old, new = columns[position], f"{columns[position].split('__')[0]}__v{self.serial}"
+        columns[position] = new
+        field = f"urn:li:schemaField:({dataset},{new})"
+        params = {
+            "fieldUrn": field,
+            "fieldPath": new,
+            "nullable": self.rng.random() < 0.5,
+            "modificationCategory": "RENAME",
+        }
+        yield _ece(
+            dataset,
+            "dataset",
+            "TECHNICAL_SCHEMA",
+            "MODIFY",
+            self._choice(INGESTION_ACTORS),
+            self.clock(),
+            modifier=f"urn:li:schemaField:({dataset},{old})",
+            parameters=params,
+        )
+
+    def _reverted(self) -> Iterator[str]:
+        """A person tags (or untags) a dataset and ingestion undoes it in the next record."""
+        dataset, tag = self.live.pick(self.rng), self._choice(TAGS)
+        person = self._choice(ACTORS[: len(USERS)])
+        for actor in (person, self._choice(INGESTION_ACTORS)):
+            operation = self._toggle(("tag", dataset, tag), dataset)
+            params = {"tagUrn": tag}
+            yield _ece(
+                dataset, "dataset", "TAG", operation, actor, self.clock(), modifier=tag, parameters=params
+            )
 
     def _structured_property(self) -> Iterator[str]:
         dataset = self.live.pick(self.rng)
@@ -291,7 +337,8 @@ class EceWorld:
         self.open.difference_update(self.by_dataset.pop(dataset))
         self.domain.pop(dataset, None)
         self.columns.pop(dataset)
-        yield _ece(dataset, "dataset", "LIFECYCLE", "HARD_DELETE", self._actor(), self.clock())
+        actor = SYSTEM_ACTOR if self.rng.random() < 0.3 else self._actor()
+        yield _ece(dataset, "dataset", "LIFECYCLE", "HARD_DELETE", actor, self.clock())
 
     def _propose(self) -> Iterator[str]:
         """An actionRequest CREATE proposing a tag, term, owner, domain or description on a live dataset."""

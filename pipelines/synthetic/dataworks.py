@@ -29,7 +29,8 @@ def _kebab(name: str) -> str:
 
 
 class DataWorksWorld:
-    """Nodes, files and task instances; instance status walks a plausible path and finishes."""
+    """Nodes, files and task instances; instance status walks a plausible path and finishes.
+    Permission requests are opened and, later, approved, rejected or finished without an outcome."""
 
     def __init__(
         self, rng: random.Random, clock: Callable[[], int], fc_budget: int, first_serial: int = 0
@@ -52,8 +53,10 @@ class DataWorksWorld:
                 (self._dqc_finished, 6),
                 (self._dq_rule, 3),
                 (self._backfill, 1),
+                (self._approval, 2),
             ],
         )
+        self.approvals = Bag()  # open permission requests: (process id, created at, applicant, table)
 
     def records(self) -> Iterator[tuple[str, str | None]]:
         """(envelope line, FC message text or None) pairs in event-time order."""
@@ -289,3 +292,57 @@ class DataWorksWorld:
             **self._base(),
         }
         return self._envelope("BackfillDataOperate", "BackfillData", time, data), None
+
+    def _approval(self) -> tuple[str, None]:
+        """A permission request for a MaxCompute table: created, or an open one finished."""
+        rng, time = self.rng, self.clock()
+        if self.approvals and rng.random() < 0.5:
+            picked = self.approvals.pick(rng)
+            self.approvals.discard(picked)
+            process_id, created, applicant, table = picked
+            action, status = "ApprovalChangeFinished", self._pick(("Approved", "Rejected", None))
+        else:
+            self.serial += 1
+            process_id, created = str(528_535_000_000_000 + self.serial), time
+            applicant, table = self._pick(DW_OPERATORS), f"ods_{self._pick(TABLES)}"
+            self.approvals.add((process_id, created, applicant, table))
+            action, status = "ApprovalChangeCreated", "Submit"
+        approver = self._pick(("dataworks.admin", "security.officer"))
+        data = {
+            "appId": DW_PROJECTS[0],
+            "assignee": approver,
+            "assigneeName": approver,
+            "createTime": created,
+            "eventType": "approval",
+            "processId": process_id,
+            "taskId": str(int(process_id) + 1),
+            "tenantId": DW_TENANT,
+            "updateTime": time,
+            "process": {
+                "applicant": applicant,
+                "applicantName": f"user_{applicant[-4:]}",
+                "assignmentCategory": "MaxCompute",
+                "createTime": created,
+                "processDefinitionId": "definition-3dcc9ce7-d29d-435d-a908-60d4355ff5e2",
+                "processId": process_id,
+                "status": "Pending",
+                "title": "MaxComputeTable",
+                "updateTime": time,
+                "approvalContent": {
+                    "applyReason": "analysis",
+                    "arrayData": [
+                        {
+                            "objectType": "TABLE",
+                            "objectGuid": f"odps.b_mc1.{table}",
+                            "objectName": table,
+                            "odpsTable": table,
+                            "projectGuid": "odps.b_mc1",
+                            "actions": ["Select", "Describe"],
+                        }
+                    ],
+                },
+            },
+        }
+        if status is not None:
+            data["status"] = status
+        return self._envelope("ApprovalChange", action, time, data), None

@@ -25,6 +25,7 @@ OM_EVENTS = "silver.openmetadata_change_events"
 DS = "urn:li:dataset:(urn:li:dataPlatform:hive,shop.orders,PROD)"
 FIELD = f"urn:li:schemaField:({DS},customer_id)"
 PII = "urn:li:tag:PII"
+SOFT_DELETED = "urn:li:dataset:(urn:li:dataPlatform:hive,shop.gone,PROD)"
 TABLE = "openmetadata:table:shop.db.orders"
 COLUMN = "openmetadata:column:shop.db.orders.email"
 INTERVAL = ("entity_urn", "valid_from", "valid_to", "is_current", "added_by", "removed_by", "end_reason")
@@ -218,13 +219,20 @@ def test_current_view_and_as_of_sql(spark, sources):
                 dh("e1", "10:00", "TAG", "ADD", tagUrn=PII),
                 dh("e2", "11:00", "TAG", "REMOVE", tagUrn=PII),
                 dh("e3", "10:30", "TAG", "ADD", entity=FIELD, tagUrn="urn:li:tag:Email"),
+                dh("e4", "10:00", "TAG", "ADD", entity=SOFT_DELETED, tagUrn=PII),
             ]
         ),
     ).localCheckpoint()  # built once: the four queries below read it
     built.createOrReplaceTempView("tag_timeline_test")
+    statuses = [(DS, "ACTIVE", True), (SOFT_DELETED, "ACTIVE", False), (SOFT_DELETED, "SOFT_DELETED", True)]
+    spark.createDataFrame(
+        statuses, "entity_urn string, status string, is_current boolean"
+    ).createOrReplaceTempView("entity_status_timeline_test")
 
     def query(sql: str) -> list[tuple]:
-        return rows(spark.sql(sql.replace("gold.tag_timeline", "tag_timeline_test")), "entity_urn", "tag_urn")
+        sql = sql.replace("gold.tag_timeline", "tag_timeline_test")
+        sql = sql.replace("gold.entity_status_timeline", "entity_status_timeline_test")
+        return rows(spark.sql(sql), "entity_urn", "tag_urn")
 
     assert query(current_views.VIEWS["gold.current_tags"]) == [(FIELD, "urn:li:tag:Email")]
     assert query(current_views.as_of_sql("gold.tag_timeline", DS, f"{DAY} 10:59:59")) == [(DS, PII)]

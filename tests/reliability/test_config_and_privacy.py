@@ -64,12 +64,30 @@ def test_yaml_object_tags_are_refused_not_executed(tmp_path):
         ("maintenance:\n  validation_document_days: 1.5\n", "maintenance.validation_document_days"),
         ("profiles:\n  local:\n    small_input_rows: lots\n", "profiles.local.small_input_rows"),
         ("profiles:\n  local:\n    quick_jit_below_records: -1\n", "profiles.local.quick_jit_below_records"),
+        ("governance:\n  tag_classes:\n    Sensitive Data: ['x']\n", "governance.tag_classes"),
+        ("governance:\n  tag_classes:\n    sensitive: '*pii*'\n", "governance.tag_classes.sensitive"),
+        ("governance:\n  actor_kinds:\n    robot: ['x']\n", "governance.actor_kinds.robot"),
+        ("governance:\n  actor_kinds:\n    service: [3]\n", "governance.actor_kinds.service"),
+        ("governance:\n  reversal_window_hours: 0\n", "governance.reversal_window_hours"),
     ],
 )
 def test_unknown_keys_and_wrong_types_name_the_key(tmp_path, text, key):
     with pytest.raises(ConfigError) as error:
         load_config(_conf(tmp_path, text))
     assert key in str(error.value)
+
+
+def test_tag_classes_can_be_added_and_dropped_and_actor_kind_lists_replace_the_defaults(tmp_path):
+    text = (
+        "governance:\n  tag_classes:\n    restricted: ['urn:li:tag:restricted']\n    pii: []\n"
+        "  actor_kinds:\n    service: ['etl_*']\n"
+    )
+    governance = load_config(_conf(tmp_path, text)).section("governance")
+    assert set(governance["tag_classes"]) == {"sensitive", "pii", "restricted"}
+    assert governance["actor_kinds"]["service"] == ["etl_*"] and governance["actor_kinds"]["system"]
+    from gold.governance_rules import GovernanceRules
+
+    assert GovernanceRules.from_section(governance).class_names == ("restricted", "sensitive")
 
 
 @pytest.mark.parametrize("folder", ["/etc", "../outside", "datahub/../../outside", "~/x/../../.."])

@@ -33,10 +33,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 # What each engine creates a table with (minReaderVersion, minWriterVersion), and the most each
 # reads and writes: delta-rs 1.x and Delta 4.x both implement reader version 3 and writer
-# version 7 (table features). Tables later tasks read the new rows of (bronze, silver) record
+# version 7 (table features). Tables later tasks read the new rows of (bronze, silver, gold) record
 # their change data feed, which writer version 4 brings; the others are created as (1, 2).
 # Neither needs a table feature.
-CREATED_PROTOCOL = {"bronze": (1, 4), "silver": (1, 4), "gold": (1, 2), "ops": (1, 2)}
+CREATED_PROTOCOL = {"bronze": (1, 4), "silver": (1, 4), "gold": (1, 4), "ops": (1, 2)}
 SUPPORTED = {"delta-rs": (3, 7), "delta-spark": (3, 7)}
 LEGACY_FEATURES = {  # what each writer version implies, as Delta lists it
     2: {"appendOnly", "invariants"},

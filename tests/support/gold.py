@@ -40,7 +40,7 @@ _TAG_LABELS = "array<struct<tagFQN:string,source:string,labelType:string,state:s
 _OWNER_REFS = "array<struct<id:string,type:string,name:string,fullyQualifiedName:string,displayName:string,deleted:boolean>>"
 OM_FIELD_CHANGES_SCHEMA = (
     "event_id string, event_time timestamp, event_date date, change_event_id string, entity_key string, "
-    "entity_type string, entity_fqn string, actor string, change_kind string, field_name string, "
+    "entity_type string, entity_id string, entity_fqn string, actor string, change_kind string, field_name string, "
     f"field_base string, column_name string, old_value string, new_value string, old_tags {_TAG_LABELS}, "
     f"new_tags {_TAG_LABELS}, old_owners {_OWNER_REFS}, new_owners {_OWNER_REFS}, "
     "previous_version double, current_version double"
@@ -62,6 +62,12 @@ INSTANCE_STATUS_CHANGES_SCHEMA = (
     "task_id bigint, node_id bigint, dag_id bigint, status int, status_name string, "
     "begin_running_time timestamp, finish_time timestamp, changed_at timestamp"
 )
+DATAWORKS_APPROVALS_SCHEMA = (
+    "event_id string, event_time timestamp, event_date date, event_code string, operator string, "
+    "entity_key string, process_id string, workflow_id string, status string, assignee string, "
+    "assignee_name string, create_time timestamp, process_create_time timestamp, applicant string, "
+    "applicant_name string, assignment_category string, title string, apply_reason string"
+)
 SCHEMAS = {
     "silver.dataworks_instance_status_changes": INSTANCE_STATUS_CHANGES_SCHEMA,
     "silver.datahub_entity_changes": DATAHUB_CHANGES_SCHEMA,
@@ -70,6 +76,7 @@ SCHEMAS = {
     "silver.openmetadata_change_events": OM_CHANGE_EVENTS_SCHEMA,
     "silver.datahub_audit_events": AUDIT_EVENTS_SCHEMA,
     "silver.dataworks_events": DATAWORKS_EVENTS_SCHEMA,
+    "silver.dataworks_approvals": DATAWORKS_APPROVALS_SCHEMA,
 }
 
 

@@ -45,7 +45,7 @@ INVARIANTS = (
     "one_current_interval_per_key",
     "intervals_of_a_key_do_not_overlap",
 )
-TIMELINES = (  # the tables built by gold/intervals.py, and the key of their intervals
+TIMELINES = (  # the tables of intervals, and the key of their intervals
     ("gold.tag_timeline", ["source", "entity_urn", "tag_urn"]),
     ("gold.ownership_timeline", ["source", "entity_urn", "owner_urn", "owner_type"]),
     ("gold.glossary_term_timeline", ["source", "entity_urn", "term_urn"]),
@@ -54,6 +54,7 @@ TIMELINES = (  # the tables built by gold/intervals.py, and the key of their int
     ("gold.deprecation_timeline", ["source", "entity_urn"]),
     ("gold.schema_field_timeline", ["source", "dataset_urn", "field_path"]),
     ("gold.structured_property_timeline", ["source", "entity_urn", "property_urn"]),
+    ("gold.entity_governance_timeline", ["source", "entity_urn"]),  # built from the timelines above
 )
 
 

@@ -4,8 +4,9 @@ answers what it answers alike and Spark SQL the rest, and stderr says which answ
 
 from __future__ import annotations
 
+import csv
+import io
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,7 @@ import pytest
 
 from pipelines.cli import main
 from pipelines.core.config import PROJECT_ROOT
+from tests.support.docs_queries import portable_queries
 
 DATASET = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
 ENGINES = ("spark", "duckdb")
@@ -23,18 +25,6 @@ ENGINES = ("spark", "duckdb")
 def demo_warehouse(sample_warehouse):
     """The bundled samples through bronze, silver and gold (delta-rs)."""
     return sample_warehouse[0].warehouse
-
-
-def portable_queries() -> list[tuple[str, str]]:
-    """(heading, SQL) of each analyst query docs/data-model.md marks *Portable*."""
-    text = (PROJECT_ROOT / "docs" / "data-model.md").read_text(encoding="utf-8")
-    section = text.split("## Analyst queries", 1)[1].split("\n## ", 1)[0]
-    found = []
-    for part in section.split("\n### ")[1:]:
-        heading, _, body = part.partition("\n")
-        if body.lstrip().startswith("*Portable.*"):
-            found.append((heading, re.search(r"```sql\n(.*?)```", body, re.DOTALL).group(1)))
-    return found
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
@@ -88,10 +78,9 @@ def test_portable_analyst_queries_answer_alike_on_both_engines_and_duckdb_answer
             "SELECT details['modifier'] AS m FROM gold.change_history ORDER BY change_id LIMIT 3",
             "Spark SQL's",
         ),
-        ("SELECT valid_to - valid_from AS open_for FROM gold.tag_timeline ORDER BY timeline_id", "INTERVAL"),
-        ("SHOW TABLES IN gold", "only queries go to DuckDB"),
+        ("DESCRIBE gold.tag_timeline", "only queries go to DuckDB"),
     ],
-    ids=["spark-only function", "map access", "interval result", "show"],
+    ids=["spark-only function", "map access", "describe"],
 )
 def test_what_duckdb_may_answer_otherwise_is_answered_by_spark_sql_by_default(
     capsys, demo_warehouse, query, reason
@@ -133,6 +122,85 @@ def test_every_format_prints_the_same_text(capsys, demo_warehouse, fmt):
     duckdb_answer = sql(capsys, demo_warehouse, "duckdb", "--format", fmt, query)
     assert spark_answer[0] == 0 and spark_answer[1].count("\n") > 20
     assert duckdb_answer == spark_answer
+
+
+def test_intervals_and_timestamps_print_as_people_write_them_on_both_engines(capsys, demo_warehouse):
+    query = (
+        "SELECT valid_from, valid_to - valid_from AS open_for, INTERVAL 50 HOURS AS h "
+        "FROM gold.tag_timeline WHERE valid_to IS NOT NULL ORDER BY valid_from, timeline_id LIMIT 2"
+    )
+    answers = {engine: sql(capsys, demo_warehouse, engine, "--format", "csv", query) for engine in ENGINES}
+    assert answers["duckdb"] == answers["spark"]
+    assert answers["spark"][1].splitlines() == [
+        "valid_from,open_for,h",
+        "2022-04-14 16:18:20.653,00:00:00,2 days 02:00:00",
+        "2024-03-01 17:00:00,30 days 17:00:00,2 days 02:00:00",
+    ]
+    assert auto(capsys, demo_warehouse, "--format", "csv", query) == (
+        0,
+        answers["spark"][1],
+        "lakehouse sql: note: answered by DuckDB\n",
+    )
+    months = sql(
+        capsys, demo_warehouse, "spark", "--format", "csv", "SELECT INTERVAL '1-2' YEAR TO MONTH AS m"
+    )
+    assert months[1].splitlines() == ["m", "1 year 2 months"]
+
+
+@pytest.mark.parametrize(
+    "statement", ["SHOW TABLES IN gold LIKE 'current*|actors'", "SHOW VIEWS", "SHOW TABLES"]
+)
+def test_show_tables_lists_the_names_queries_use_alike_on_every_engine(capsys, demo_warehouse, statement):
+    answers = {
+        engine: sql(capsys, demo_warehouse, engine, "--format", "csv", statement) for engine in ENGINES
+    }
+    assert answers["duckdb"] == answers["spark"] and answers["spark"][0] == 0
+    lines = answers["spark"][1].splitlines()
+    assert lines[0] == "namespace,tableName,isTemporary" and "gold,current_tags,false" in lines
+    assert not any("__delta" in line or line.startswith(",") for line in lines)
+    if "LIKE" in statement:
+        assert [line.split(",")[1] for line in lines[1:]] == [
+            "actors", "current_domains", "current_glossary_terms", "current_owners", "current_tags",
+        ]  # fmt: skip
+    assert auto(capsys, demo_warehouse, "--format", "csv", statement)[1] == answers["spark"][1]
+
+
+def test_information_schema_is_answered_by_duckdb_with_the_warehouse_tables(capsys, demo_warehouse):
+    query = "SELECT table_name FROM information_schema.tables WHERE table_schema = 'gold' ORDER BY table_name"
+    code, out, err = auto(capsys, demo_warehouse, "--format", "csv", query)
+    assert (
+        code == 0 and "governance_coverage_daily" in out.splitlines() and "current_tags" in out.splitlines()
+    )
+    assert "information_schema is DuckDB's" in err
+
+
+def test_asof_prints_every_entitys_state_at_a_time_alike_on_both_engines(capsys, demo_warehouse):
+    entity = "openmetadata:table:mysql_prod.shop.sales.orders"
+    answers = {
+        engine: run(capsys, "asof", "--warehouse", str(demo_warehouse), "--at", "2024-03-04T08:35:00",
+                    "--entity", entity, "--format", "csv", "--engine", engine)
+        for engine in ENGINES
+    }  # fmt: skip
+    assert answers["duckdb"] == answers["spark"] and answers["spark"][0] == 0
+    rows = [line.split(",")[3:6] for line in answers["spark"][1].splitlines()[1:]]
+    assert rows == [
+        ["tag", "PII.Sensitive", ""],  # the email column's, then the table's own
+        ["tag", "PersonalData.Personal", ""],
+        ["owner", "aaron_johnson0", "user"],
+        ["owner", "amanda_york8", "user"],
+        ["status", "ACTIVE", ""],
+        ["tag", "PII.Sensitive", ""],
+    ]
+    everything = run(
+        capsys, "asof", "--warehouse", str(demo_warehouse), "--at", "2024-03-05", "--format", "csv"
+    )
+    assert everything[0] == 0 and everything[2] == "lakehouse asof: note: answered by DuckDB\n"
+    every_row = list(csv.reader(io.StringIO(everything[1])))
+    assert ["urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)", "", "owner"] in [
+        row[1:4] for row in every_row
+    ], every_row[:3]
+    bad = run(capsys, "asof", "--warehouse", str(demo_warehouse), "--at", "yesterday")
+    assert bad[0] == 2 and "not an ISO date" in bad[2]
 
 
 def test_current_views_answer_alike(capsys, demo_warehouse):

@@ -114,6 +114,19 @@ def test_replace_groups_deletes_updates_and_inserts_like_a_merge(any_store, spar
     assert any_store.last_metadata("gold.g", "w") == 1
 
 
+def test_rows_added_since_a_group_replacement_are_the_replacing_rows_alone(any_store, spark):
+    """Rows the replacement copied unchanged out of the files it rewrote are no new rows: a table
+    reading this one incrementally sees the touched groups only."""
+    any_store.append(_grouped(spark, [(1, "a", "x"), (2, "b", "x"), (3, "c", "x")]).coalesce(1), "gold.r")
+    before = any_store.version("gold.r")
+    touched = spark.createDataFrame([Row(grp="b")])
+    any_store.replace_groups(_grouped(spark, [(2, "b", "y")]), "gold.r", "grp", touched, keys=["id"])
+    added = any_store.read_added_since("gold.r", before)
+    assert _sorted(added, "id", "name") == [(2, "y")]
+    assert any_store.count_added_since("gold.r", before) == 1
+    assert _sorted(any_store.read("gold.r"), "id", "name") == [(1, "x"), (2, "y"), (3, "x")]
+
+
 def test_replace_groups_with_no_rows_empties_the_groups_and_creates_missing_tables(any_store, spark):
     any_store.append(_grouped(spark, [(1, "a", "x"), (2, "b", "x")]), "gold.e")
     nothing = spark.createDataFrame([], "id long, grp string, name string")
