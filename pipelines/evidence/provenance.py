@@ -66,7 +66,8 @@ def rules_in_force(config: Any, overlay: str | Path | None = None) -> dict[str, 
 
 
 def code_version() -> dict[str, Any]:
-    """The package's version and a digest of its own Python source files."""
+    """The package's version and a digest of its own Python source files (not the configuration
+    and suites a wheel carries inside `pipelines/`: `rules_in_force` names those)."""
     try:
         version = metadata.version(DISTRIBUTION)
     except metadata.PackageNotFoundError:
@@ -74,7 +75,9 @@ def code_version() -> dict[str, Any]:
     files: dict[str, bytes] = {}
     for package in CODE_PACKAGES:
         root = Path(importlib.import_module(package).__file__).parent
-        files.update({f"{package}/{name}": data for name, data in _files_of(root, (".py",)).items()})
+        for name, data in _files_of(root, (".py",)).items():
+            if package != "pipelines" or name.split("/")[0] not in defaults.PACKAGES:
+                files[f"{package}/{name}"] = data
     return {
         "package": DISTRIBUTION,
         "version": version,

@@ -115,6 +115,28 @@ OPENMETADATA = [
         },
     },
 ]
+DATAWORKS = [  # a node created in July, in the shape EventBridge delivers
+    {
+        "datacontenttype": "application/json;charset=utf-8",
+        "data": {
+            "nodeName": "ods_orders_daily",
+            "operator": "1904567812345735",
+            "eventCode": "node-change-created",
+            "modifyTime": 1720753680000,
+            "createTime": 1720753680000,
+            "tenantId": 283789910656,
+            "nodeId": 700012003,
+            "projectId": 91234,
+            "blockBusiness": False,
+        },
+        "id": "539fd8f4-4ea1-4625-aa8b-6c9066740001",
+        "source": "acs.dataworks",
+        "specversion": "1.0",
+        "subject": "",
+        "time": "2024-07-12T11:08:00+08:00",
+        "type": "dataworks:NodeChange:NodeChangeCreated",
+    }
+]
 MARCH = ("2024-03-01", "2024-04-01")
 
 
@@ -126,6 +148,7 @@ def built(spark, tmp_path_factory):
     for folder, name, records in (
         ("datahub_ece/2024-03", "changes.jsonl", DATAHUB),
         ("openmetadata/2024-03", "change_events.jsonl", OPENMETADATA),
+        ("dataworks/2024-07", "eventbridge_events.jsonl", DATAWORKS),
     ):
         (landing / folder).mkdir(parents=True)
         (landing / folder / name).write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
@@ -228,6 +251,13 @@ def test_filters_by_actor_entity_with_its_fields_and_catalog(built, tmp_path):
     by_catalog = _pack(store, config, tmp_path / "catalog", catalog="openmetadata")
     assert {c[0] for c in _changed(by_catalog)} == {"openmetadata"} and len(_changed(by_catalog)) == 2
     assert {r["table"] for r in _lines(by_catalog, "records")} == {"bronze.openmetadata_change_events"}
+    dataworks = _pack(
+        store, config, tmp_path / "dataworks", span=("2024-01-01", "2025-01-01"), catalog="dataworks"
+    )
+    (change,) = _lines(dataworks, "changes")
+    (record,) = _lines(dataworks, "records")
+    assert (change["actor"], change["entity_urn"]) == ("1904567812345735", "dataworks:node:700012003")
+    assert json.loads(record["raw"]) == DATAWORKS[0] and record["table"] == "bronze.dataworks_events"
     april = _pack(store, config, tmp_path / "april", span=("2024-04-01", "2024-05-01"))
     assert _changed(april) == _expected_datahub(DATAHUB[4])
 
