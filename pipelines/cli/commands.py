@@ -276,6 +276,86 @@ def cmd_asof(args: argparse.Namespace) -> int:
         return script.run_script(session, sql, args.format, sys.stdout, sys.stderr, prog="lakehouse asof")
 
 
+def _pinned_versions(given: str | None) -> dict[str, int] | None:
+    """The table versions of `--versions-from`: an earlier pack's folder or its versions.json."""
+    import json
+
+    if not given:
+        return None
+    path = Path(given)
+    path = path / "versions.json" if path.is_dir() else path
+    try:
+        tables = json.loads(path.read_text(encoding="utf-8"))["tables"]
+        return {str(name): int(version) for name, version in tables.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ConfigError(f"--versions-from {given}: not a pack's versions.json ({exc})") from None
+
+
+def cmd_evidence(args: argparse.Namespace) -> int:
+    """Build an evidence pack (`pipelines.evidence`), or check one (`evidence verify DIR`)."""
+    if args.evidence_action == "verify":
+        return cmd_evidence_verify(args)
+    from pipelines.evidence.pack import PackError, build_pack
+    from pipelines.evidence.provenance import code_version, rules_in_force
+    from pipelines.evidence.scope import Scope, ScopeError
+
+    missing = [
+        option
+        for option, value in (("--from", args.start), ("--to", args.end), ("--out", args.out))
+        if not value
+    ]
+    if missing:
+        print(
+            f"lakehouse evidence: {', '.join(missing)} required (or: lakehouse evidence verify DIR)",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        scope = Scope.parse(args.start, args.end, args.actor, args.entity, args.source_catalog)
+    except ScopeError as exc:
+        print(f"lakehouse evidence: {exc}", file=sys.stderr)
+        return 2
+    config = _config(args)
+    versions = _pinned_versions(args.versions_from)
+    if not config.warehouse.is_dir():
+        raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+    from pipelines.runtime.spark import get_spark
+    from pipelines.store import open_configured_store
+
+    store = open_configured_store(get_spark(config), config)
+    try:
+        pack = build_pack(store, scope, args.out, rules_in_force(config, args.conf), code_version(), versions)
+    except PackError as exc:
+        print(f"lakehouse evidence: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"evidence pack {pack.folder}: {pack.changes} changes, {pack.records} raw records"
+        + (f", {pack.untraced} changes without their raw record" if pack.untraced else "")
+    )
+    return 0
+
+
+def cmd_evidence_verify(args: argparse.Namespace) -> int:
+    """Every file against the pack's manifest; one line per problem, exit 1 when any."""
+    from pipelines.evidence.manifest import pack_files, verify
+
+    folder = Path(args.pack)
+    if not folder.is_dir():
+        print(f"lakehouse evidence verify: {folder} is not a folder", file=sys.stderr)
+        return 2
+    problems = verify(folder)
+    for problem in problems:
+        print(problem.line())
+    if problems:
+        print(
+            f"lakehouse evidence verify: {folder}: {len(problems)} files do not match the manifest",
+            file=sys.stderr,
+        )
+        return 1
+    print(f"pack {folder} verified: {len(pack_files(folder))} files match the manifest")
+    return 0
+
+
 def cmd_dq_report(args: argparse.Namespace) -> int:
     from pipelines.quality.report import write_report
     from pipelines.runtime.spark import get_spark
@@ -399,6 +479,33 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--out", help="HTML file (default <warehouse>/reports/dq_report.html)")
     report.add_argument("--runs", type=_count(1), default=10, help="runs shown per table (default 10)")
     report.set_defaults(func=cmd_dq_report)
+
+    evidence = sub.add_parser(
+        "evidence",
+        help="write an evidence pack (changes in scope, their raw records, versions, rules, code); "
+        "`evidence verify DIR` checks one",
+    )
+    common(evidence)
+    evidence.add_argument("--from", dest="start", help="ISO date or date-time, inclusive (UTC unless given)")
+    evidence.add_argument("--to", dest="end", help="ISO date or date-time, exclusive")
+    evidence.add_argument("--actor", help="only changes by this actor (as the catalog names it)")
+    evidence.add_argument("--entity", help="only changes of this entity and of its fields")
+    evidence.add_argument(
+        "--catalog",
+        dest="source_catalog",
+        choices=("datahub", "openmetadata", "dataworks"),
+        help="only changes from this catalog",
+    )
+    evidence.add_argument("--out", help="the pack's folder (new or empty)")
+    evidence.add_argument(
+        "--versions-from",
+        metavar="PACK",
+        help="read each table at the version an earlier pack names (its folder or versions.json)",
+    )
+    evidence_actions = evidence.add_subparsers(dest="evidence_action")
+    verify = evidence_actions.add_parser("verify", help="check every file of a pack against its manifest")
+    verify.add_argument("pack", help="the pack's folder")
+    evidence.set_defaults(func=cmd_evidence)
 
     bundle = sub.add_parser("bundle", help="export conf/jobs.yaml as a Databricks Asset Bundle")
     bundle.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml")
