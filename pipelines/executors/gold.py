@@ -23,6 +23,9 @@ whole, or the appended rows) are checked against the table's expectation suite f
 (`_gated`): one aggregation over the cached rows, outcomes recorded in `ops.dq_results`, and
 a breached `fail` rule stops the task before anything is written.
 
+A spec's `checks` run after every run of its task, up to date or not (a feed gone silent
+adds no row): their outcomes go to `ops.dq_results` under the names they give (`_run_checks`).
+
 The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
 usual incremental case) they are collected and travel as a small literal table
 with a broadcast hint, so reading a group's history is one filtering pass over
