@@ -25,8 +25,8 @@ ENGINES = ("auto", "delta-rs", "delta-spark")
 ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
 COMPUTE_RULES = ("serverless", "standard")  # pipelines.runtime.compute_rules
 # maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector;
-# `tag_classes`: the governance tables' classes of tags)
-FREE_FORM = {"spark_conf", "profiles", "consumer", "tag_classes"}
+# `tag_classes`: the governance tables' classes of tags; `families`: a feed's families with freshness hours of their own)
+FREE_FORM = {"spark_conf", "profiles", "consumer", "tag_classes", "families"}
 # `auto` or a number (or a boolean): `_validate` checks these, not the merge
 VALIDATED_KINDS = {"run.parallel_tasks", "bronze.skip_unchanged_folders"}
 
@@ -213,6 +213,7 @@ def _validate(raw: dict, origin: str) -> None:
             f"{list(ALLOCATOR_SETTINGS)}, got {allocator!r}"
         )
     _validate_governance(raw["governance"], origin)
+    _validate_feeds(raw["feeds"], origin)
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
     if raw["bronze"]["skip_unchanged_folders"] not in ("auto", True, False):
@@ -251,3 +252,34 @@ def _validate_governance(governance: dict, origin: str) -> None:
 def _pattern_list(patterns: Any, key: str, origin: str) -> None:
     if not isinstance(patterns, list) or not all(isinstance(p, str) and p for p in patterns):
         raise ConfigError(f"{origin}: {key} must be a list of patterns (non-empty strings), got {patterns!r}")
+
+
+FEED_SEVERITIES = ("warn", "fail")
+
+
+def _positive(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and value > 0
+
+
+def _validate_feeds(feeds: dict, origin: str) -> None:
+    """The feed checks' severity, thresholds and freshness hours (per source and family)."""
+    if feeds["severity"] not in FEED_SEVERITIES:
+        raise ConfigError(
+            f"{origin}: feeds.severity must be one of {list(FEED_SEVERITIES)}, got {feeds['severity']!r}"
+        )
+    for key in ("volume_min_ratio", "volume_min_baseline"):
+        value = feeds[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"{origin}: feeds.{key} must be a number >= 0, got {value!r}")
+    for source, settings in feeds.items():
+        if not isinstance(settings, dict):
+            continue
+        if not _positive(settings["freshness_hours"]):
+            raise ConfigError(
+                f"{origin}: feeds.{source}.freshness_hours must be a number > 0, got {settings['freshness_hours']!r}"
+            )
+        for family, hours in (settings.get("families") or {}).items():
+            if not _positive(hours):
+                raise ConfigError(
+                    f"{origin}: feeds.{source}.families.{family} must be a number of hours > 0, got {hours!r}"
+                )

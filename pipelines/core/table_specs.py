@@ -164,6 +164,10 @@ class GoldTableSpec:
 
     `revision` names what the rows depend on beyond the sources (the table's columns, the
     configured rules): a table last built under another revision is built again in full, once.
+
+    `checks`: functions of the table store run after every run of the task, whether its sources
+    changed or not (e.g. whether a feed went silent, `gold.feed_checks`), each returning
+    `{name: [quality.Outcome]}` recorded in `ops.dq_results` under those names.
     """
 
     table: str
@@ -177,3 +181,4 @@ class GoldTableSpec:
     locality: str | None = None
     cluster_by: tuple[str, ...] = ()
     revision: str = ""
+    checks: tuple[Callable[[object], dict[str, list]], ...] = ()

@@ -23,6 +23,9 @@ whole, or the appended rows) are checked against the table's expectation suite f
 (`_gated`): one aggregation over the cached rows, outcomes recorded in `ops.dq_results`, and
 a breached `fail` rule stops the task before anything is written.
 
+A spec's `checks` run after every run of its task, up to date or not (a feed gone silent
+adds no row): their outcomes go to `ops.dq_results` under the names they give (`_run_checks`).
+
 The touched groups are computed once. When they are few (`LOCAL_GROUPS`, the
 usual incremental case) they are collected and travel as a small literal table
 with a broadcast hint, so reading a group's history is one filtering pass over
@@ -342,6 +345,25 @@ def pending_rows(spec: GoldTableSpec, warehouse: WarehouseView) -> int:
 
 
 def run(spec: GoldTableSpec, ctx: RunContext) -> TaskResult:
+    result = _bring_up_to_date(spec, ctx)
+    _run_checks(spec, ctx)
+    return result
+
+
+def _run_checks(spec: GoldTableSpec, ctx: RunContext) -> None:
+    """The spec's `checks`, after every run of the task (up to date or not): their outcomes go to
+    `ops.dq_results` under the names they give, and a breached `fail` one stops the run as a
+    table's own `fail` rule does (the table is written by then)."""
+    fatal = []
+    for check in spec.checks:
+        for name, outcomes in check(ctx.store).items():
+            record_dq(ctx, name, outcomes)
+            fatal += [(name, outcome) for outcome in breaches(outcomes)]
+    if fatal and ctx.config.section("quality")["fail_on_breach"]:
+        raise QualityGateError(gate_message(*fatal[0]))
+
+
+def _bring_up_to_date(spec: GoldTableSpec, ctx: RunContext) -> TaskResult:
     present, recorded = _versions(spec, ctx.warehouse)
     if not present:
         return TaskResult(status="SKIPPED", message="no source table exists yet")

@@ -69,6 +69,11 @@ def test_yaml_object_tags_are_refused_not_executed(tmp_path):
         ("governance:\n  actor_kinds:\n    robot: ['x']\n", "governance.actor_kinds.robot"),
         ("governance:\n  actor_kinds:\n    service: [3]\n", "governance.actor_kinds.service"),
         ("governance:\n  reversal_window_hours: 0\n", "governance.reversal_window_hours"),
+        ("feeds:\n  severity: error\n", "feeds.severity"),
+        ("feeds:\n  volume_min_ratio: -0.5\n", "feeds.volume_min_ratio"),
+        ("feeds:\n  datahub:\n    freshness_hours: 0\n", "feeds.datahub.freshness_hours"),
+        ("feeds:\n  datahub:\n    families: {TAG: soon}\n", "feeds.datahub.families.TAG"),
+        ("feeds:\n  datahubb:\n    freshness_hours: 4\n", "feeds.datahubb"),
     ],
 )
 def test_unknown_keys_and_wrong_types_name_the_key(tmp_path, text, key):
