@@ -211,9 +211,15 @@ class DeltaRsEngine(Engine):
             raise FileNotFoundError(f"no Delta table at {path}")
         dataset = table.to_pyarrow_dataset()
         present = [c for c in columns if c in dataset.schema.names]
-        return dataset.to_table(
-            columns=present, filter=selections_expression(selections, dataset.schema)
-        ).to_pylist()
+        try:
+            rows = dataset.to_table(columns=present, filter=selections_expression(selections, dataset.schema))
+        except pa.ArrowNotImplementedError:
+            # files a merge wrote hold strings as string_view, which pyarrow compares with no
+            # string value: compare each column cast to the table's type instead
+            rows = dataset.to_table(
+                columns=present, filter=selections_expression(selections, dataset.schema, cast=True)
+            )
+        return rows.to_pylist()
 
     def tally_added_since(
         self, ref: TableRef, version: int | None, by: str, flag: str
