@@ -122,16 +122,17 @@ def _open_row(condition_id: str, kind: str, row: dict, notice: Notice | None = N
 
 def _withdrawn(store, last, rows, open_now, findings: Findings, clock) -> None:
     """Violations said to be open that their entity's new events removed from the table."""
-    if last is None or last.change_history_version is None or not store.exists(CHANGE_HISTORY):
+    if last is None or not store.exists(CHANGE_HISTORY):
         return
-    if store.version(CHANGE_HISTORY) <= last.change_history_version:
+    since = last.change_history_version  # None: the table is new since the last run
+    if since is not None and store.version(CHANGE_HISTORY) <= since:
         return
     watched = {cid: r for cid, r in open_now.items() if r["kind"] == "violation" and cid not in rows}
     if not watched:
         return
     touched = {
         r["entity_urn"]
-        for r in store.read_added_since(CHANGE_HISTORY, last.change_history_version)
+        for r in store.read_added_since(CHANGE_HISTORY, since)
         .select("entity_urn")
         .distinct()
         .toLocalIterator()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType, TimestampType
 
-from pipelines.store.pruning import In
+from pipelines.store.pruning import AtLeast, In
 
 DELIVERIES = "ops.notification_deliveries"
 BASELINE = "baseline"  # the notice key and status of a target's first row
@@ -82,11 +82,16 @@ def unfinished(store) -> list[Entry]:
     return _entries(store.read_rows(DELIVERIES, COLUMNS, selections=[[In("status", [PENDING, FAILED])]]))
 
 
-def recorded_keys(store, keys: list[str]) -> set[tuple[str, str]]:
-    """(target, notice_key) of the log's entries for `keys`, whatever their status."""
+def recorded_keys(store, keys: list[str], since: dt.datetime | None = None) -> set[tuple[str, str]]:
+    """(target, notice_key) of the log's entries for `keys` planned at or after `since` (all
+    when None), whatever their status. A run finds each notice once (the open conditions say
+    what was told); the same notice found again was planned by a run stopped before it moved
+    the watermark, at or after the last watermark's run began, so only the log's newest files
+    are read."""
     if not keys or not store.exists(DELIVERIES):
         return set()
-    rows = store.read_rows(DELIVERIES, ["target", "notice_key"], selections=[[In("notice_key", keys)]])
+    selection = [In("notice_key", keys), *([AtLeast("planned_at", since)] if since else [])]
+    rows = store.read_rows(DELIVERIES, ["target", "notice_key"], selections=[selection])
     return {(r["target"], r["notice_key"]) for r in rows}
 
 

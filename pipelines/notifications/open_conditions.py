@@ -32,12 +32,14 @@ SCHEMA = StructType(
 
 @dataclass(frozen=True)
 class Watermark:
-    """What the last run had read: the event clock (ISO, UTC) and each source table's version."""
+    """What the last run had read: the event clock (ISO, UTC) and each source table's version,
+    and when that run started (`recorded_at`, ISO): what it planned is in the delivery log from then."""
 
     event_clock: str | None = None
     violations_version: int | None = None
     change_history_version: int | None = None
     dq_version: int | None = None
+    recorded_at: str | None = None
 
     def as_metadata(self) -> dict:
         return {WATERMARK: self.__dict__.copy()}

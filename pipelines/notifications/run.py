@@ -11,6 +11,7 @@ the message `pending`, and the next run sends it again with the same idempotency
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Callable
@@ -55,7 +56,9 @@ def notify(
     last = open_conditions.load_watermark(store)
     findings = changes.find(store, last, open_conditions.open_rows(store))
     known = delivery_log.known_targets(store)
-    recorded = delivery_log.recorded_keys(store, sorted({n.key for n in findings.notices}))
+    findings.watermark = dataclasses.replace(findings.watermark, recorded_at=now.isoformat())
+    since = dt.datetime.fromisoformat(last.recorded_at) if last and last.recorded_at else None
+    recorded = delivery_log.recorded_keys(store, sorted({n.key for n in findings.notices}), since)
     unfinished = defaultdict(list)
     for entry in delivery_log.unfinished(store):
         unfinished[entry.target].append(entry)
