@@ -502,7 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="send violations opened and resolved, failed checks and stale feeds to the configured targets, once",
     )
     common(notify)
-    notify.add_argument("--dry-run", action="store_true", help="print what would be sent; send and record nothing")
+    notify.add_argument(
+        "--dry-run", action="store_true", help="print what would be sent; send and record nothing"
+    )
     notify.set_defaults(func=cmd_notify)
 
     add_collector_commands(sub)  # collect, receive
