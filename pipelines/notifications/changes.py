@@ -6,7 +6,8 @@ replacements wrote since the version the last run read, (2) the rows whose `open
 its condition has lasted long enough, which moves no row: it follows from the clock), read
 through file statistics, (3) the entities of `gold.change_history` rows added since the last
 run, to find which violations said to be open may have been withdrawn, and (4) the
-`ops.dq_results` rows appended since. None of it grows with the violations ever recorded.
+`ops.dq_results` rows validated since the last run began (an hour's overlap), through file
+statistics. None of it grows with the violations or outcomes ever recorded.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ DQ_RESULTS = "ops.dq_results"
 FEED_TABLES = "feeds."  # feed checks are ops.dq_results rows of table feeds.<source>
 TIMES = ("condition_since", "opened_at", "resolved_at")
 ISO = "yyyy-MM-dd'T'HH:mm:ss.SSSSSS"
+DQ_OVERLAP = dt.timedelta(hours=1)  # ops.dq_results rows read again behind the last run's start
 
 
 @dataclass
@@ -176,7 +178,14 @@ def _checks(store, last, open_now, findings: Findings) -> int | None:
     since = last.dq_version if last else None
     if since is not None and version <= since:
         return version
-    frame = store.read_added_since(DQ_RESULTS, since, version)
+    if since is None or not (last and last.recorded_at):
+        frame = store.read(DQ_RESULTS, version)  # the first run: the latest run of each table
+    else:
+        # the rows validated since the last run began, less an hour: read by file statistics on
+        # either engine (ops tables keep no change data feed); a row met twice changes nothing,
+        # since a condition is told only when it changes (failed, or passing again)
+        after = dt.datetime.fromisoformat(last.recorded_at) - DQ_OVERLAP
+        frame = store.read(DQ_RESULTS, version, where=[AtLeast("validated_at", after)])
     frame = frame.where(F.col("table").startswith(FEED_TABLES) | (F.col("severity") == "fail"))
     frame = frame.withColumn("validated_at", F.concat(F.date_format("validated_at", ISO), F.lit("+00:00")))
     rows = [r.asDict() for r in frame.toLocalIterator()]
