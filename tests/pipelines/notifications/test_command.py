@@ -19,6 +19,7 @@ def test_notify_says_notifications_are_off_by_default(tmp_path, capsys):
     assert "lakehouse notify: notifications are off" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # runs the pipeline, then notify
 def test_after_run_notifies_at_the_end_of_lakehouse_run(spark, tmp_path, capsys, monkeypatch):
     folder = tmp_path / "landing" / "datahub_audit"
     folder.mkdir(parents=True)

@@ -116,6 +116,7 @@ def keys_of(request) -> list[str]:
     return [n["key"] for n in request.body["notices"]]
 
 
+@pytest.mark.slow  # servers on loopback, notify run several times
 def test_each_notice_reaches_each_target_once_in_its_form_grouped_by_owner_or_channel(
     config, store, spark, hooks, smtp
 ):
@@ -161,6 +162,7 @@ def test_each_notice_reaches_each_target_once_in_its_form_grouped_by_owner_or_ch
     assert sent_keys == keys
 
 
+@pytest.mark.slow  # servers on loopback, notify run several times
 def test_resolved_withdrawn_and_clock_opened_violations_are_told(config, store, spark, hooks):
     chosen = settings(config, {"hooks": {**HOOK, "group_by": "channel"}})
     go(store, chosen)  # the baseline, on an empty warehouse
@@ -189,6 +191,7 @@ def test_resolved_withdrawn_and_clock_opened_violations_are_told(config, store, 
     assert withdrawn["responsible"] == "bob" and "withdrawn" in withdrawn["title"]
 
 
+@pytest.mark.slow  # servers on loopback, notify run several times
 def test_a_failing_target_is_retried_with_backoff_in_the_run_and_by_the_next_run(config, store, spark, hooks):
     chosen = settings(config, {"hooks": HOOK}, max_attempts=3)
     go(store, chosen)
@@ -217,6 +220,7 @@ def test_a_failing_target_is_retried_with_backoff_in_the_run_and_by_the_next_run
     assert (entry["status"], entry["attempts"], entry["last_error"]) == ("delivered", 4, None)
 
 
+@pytest.mark.slow  # servers on loopback, notify run several times
 def test_a_run_stopped_between_sending_and_recording_sends_that_message_once_more_with_its_key(
     config, store, spark, hooks, monkeypatch
 ):
@@ -245,6 +249,7 @@ def test_a_run_stopped_between_sending_and_recording_sends_that_message_once_mor
     assert unfinished(store) == []
 
 
+@pytest.mark.slow  # servers on loopback, notify run several times
 def test_a_dry_run_prints_and_sends_and_records_nothing_and_a_target_added_later_starts_then(
     config, store, spark, hooks
 ):
@@ -282,6 +287,7 @@ def dq_rows(run_id: str, at: dt.datetime, outcomes: list[tuple[str, str, str, bo
     ]  # fmt: skip
 
 
+@pytest.mark.slow  # servers on loopback, notify run several times
 def test_failed_checks_and_stale_feeds_are_told_once_until_they_pass_again(config, store, spark, hooks):
     chosen = settings(config, {"hooks": {**HOOK, "group_by": "channel"}})
     go(store, chosen)
@@ -307,6 +313,7 @@ def test_failed_checks_and_stale_feeds_are_told_once_until_they_pass_again(confi
     assert failed["severity"] == "critical" and failed["fields"]["unexpected_count"] == "3"
 
 
+@pytest.mark.slow  # servers on loopback, notify run several times
 def test_a_target_whose_secret_is_missing_fails_naming_the_variable_and_sends_later(
     config, store, spark, hooks, monkeypatch
 ):
