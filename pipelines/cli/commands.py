@@ -101,23 +101,78 @@ def _session_for_one_run(config: Config, layers: tuple[str, ...]):
     return get_spark(config, local.java_options), local.notes
 
 
+def _notify(config: Config, dry_run: bool = False, lock: bool = True, prog: str = "lakehouse notify") -> int:
+    """Deliver the notices since the last run to every configured target (`pipelines.notifications`),
+    under the warehouse lock (two runs at once would both send); 1 when a message failed."""
+    from pipelines.notifications.run import notify
+    from pipelines.notifications.settings import settings_from
+
+    settings = settings_from(config)
+    if not settings.enabled or not settings.targets:
+        print(f"{prog}: notifications are off (notifications.enabled, notifications.targets)", flush=True)
+        return 0
+    if dry_run or not lock:
+        from pipelines.runtime.spark import get_spark
+        from pipelines.store import open_configured_store
+
+        if not config.warehouse.is_dir():
+            raise FileNotFoundError(f"warehouse {config.warehouse} does not exist")
+        summary = notify(open_configured_store(get_spark(config), config), settings, dry_run=dry_run)
+    else:
+        with _maintained_store(config) as store:
+            summary = notify(store, settings)
+    if dry_run:
+        return 0
+    print(
+        f"notified   messages_sent={summary.delivered}  messages_failed={summary.failed}  "
+        f"new_targets={len(summary.baselines)}",
+        flush=True,
+    )
+    if summary.failed:
+        print(f"{prog}: {summary.failed} messages failed; the next run sends them again", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_notify(args: argparse.Namespace) -> int:
+    return _notify(_config(args), dry_run=args.dry_run)
+
+
+def _notify_after_run(config: Config) -> None:
+    """`notifications.after_run`: notify at the end of `lakehouse run`, whatever the run's outcome
+    (a run stopped by a failed check has the failure to tell); a failed message waits for the
+    next run and does not change the run's exit code."""
+    if config.section("notifications")["after_run"]:
+        _notify(config, prog="lakehouse run: notify")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
     layers = tuple(_names(args.layers))
     if args.every is None:
         spark, notes = _session_for_one_run(config, layers)
-        _run_and_summarize(config, layers, args.log_format, spark=spark, notes=notes)
+        try:
+            _run_and_summarize(config, layers, args.log_format, spark=spark, notes=notes)
+        finally:
+            _notify_after_run(config)
         return 0
     from pipelines.orchestration.lock import WarehouseLocked
     from pipelines.orchestration.schedule import run_every
 
     return run_every(
         args.every,
-        lambda: _run_and_summarize(config, layers, args.log_format),
+        lambda: _run_then_notify(config, layers, args.log_format),
         max_runs=args.max_runs,
         report=lambda line: print(f"lakehouse: {line}", file=sys.stderr, flush=True),
         is_locked=lambda exc: isinstance(exc, WarehouseLocked),
     )
+
+
+def _run_then_notify(config: Config, layers: tuple[str, ...], log_format: str) -> None:
+    try:
+        _run_and_summarize(config, layers, log_format)
+    finally:
+        _notify_after_run(config)
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
@@ -549,6 +604,16 @@ def build_parser() -> argparse.ArgumentParser:
     opt.add_argument("--dry-run", action="store_true", help="list the tables that would be compacted")
     opt.set_defaults(func=cmd_optimize)
 
+    notify = sub.add_parser(
+        "notify",
+        help="send violations opened and resolved, failed checks and stale feeds to the configured targets, once",
+    )
+    common(notify)
+    notify.add_argument(
+        "--dry-run", action="store_true", help="print what would be sent; send and record nothing"
+    )
+    notify.set_defaults(func=cmd_notify)
+
     add_collector_commands(sub)  # collect, receive
     return parser
 
@@ -600,6 +665,10 @@ def cmd_task(args: argparse.Namespace) -> int:
         from pipelines.runtime.secrets import salt_from_secret
 
         salt_from_secret(config.section("privacy")["ip_salt_env"], args.ip_salt_secret)
+    on_cluster = bool(config.profile.get("use_existing_session"))
+    if args.notify:
+        code = _notify(config, lock=not on_cluster, prog="lakehouse-task --notify")
+        return code
     if args.maintenance:
         from pipelines.orchestration.maintenance import run_maintenance
 
@@ -609,7 +678,6 @@ def cmd_task(args: argparse.Namespace) -> int:
     part = group_graph(graph, args.group) if args.group else graph.only([args.task])
     layers = tuple(dict.fromkeys(t.layer for t in part.ordered()))
     # a task of the Databricks job: the Jobs service runs one run of the job at a time
-    on_cluster = bool(config.profile.get("use_existing_session"))
     _run_and_summarize(config, layers, args.log_format, graph=part, lock=not on_cluster, compact=False)
     return 0
 

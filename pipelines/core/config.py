@@ -25,8 +25,9 @@ ENGINES = ("auto", "delta-rs", "delta-spark")
 ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
 COMPUTE_RULES = ("serverless", "standard")  # pipelines.runtime.compute_rules
 # maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector;
-# `tag_classes`: the governance tables' classes of tags; `families`: a feed's families with freshness hours of their own)
-FREE_FORM = {"spark_conf", "profiles", "consumer", "tag_classes", "families"}
+# `tag_classes`: the governance tables' classes of tags; `families`: a feed's families with freshness
+# hours of their own; `targets`: the notification targets)
+FREE_FORM = {"spark_conf", "profiles", "consumer", "tag_classes", "families", "targets"}
 # `auto` or a number (or a boolean): `_validate` checks these, not the merge
 VALIDATED_KINDS = {"run.parallel_tasks", "bronze.skip_unchanged_folders"}
 
@@ -214,6 +215,7 @@ def _validate(raw: dict, origin: str) -> None:
         )
     _validate_governance(raw["governance"], origin)
     _validate_feeds(raw["feeds"], origin)
+    _validate_notifications(raw["notifications"], origin)
     if raw["bronze"]["on_changed_file"] not in ("skip", "ingest"):
         raise ConfigError(f"{origin}: bronze.on_changed_file must be 'skip' or 'ingest'")
     if raw["bronze"]["skip_unchanged_folders"] not in ("auto", True, False):
@@ -283,3 +285,85 @@ def _validate_feeds(feeds: dict, origin: str) -> None:
                 raise ConfigError(
                     f"{origin}: feeds.{source}.families.{family} must be a number of hours > 0, got {hours!r}"
                 )
+
+
+TARGET_TYPES = ("webhook", "slack", "email")
+GROUPINGS = ("responsible", "channel")
+NOTICE_KINDS = ("violation", "data_quality", "feed")
+# each target type's keys: required, then optional (a secret is given as `<name>_env` or `<name>_secret`)
+TARGET_KEYS = {
+    "webhook": ({"type"}, {"url_env", "url_secret", "group_by", "kinds", "headers"}),
+    "slack": ({"type"}, {"url_env", "url_secret", "group_by", "kinds"}),
+    "email": (
+        {"type", "host", "from", "to"},
+        {"port", "starttls", "username", "password_env", "password_secret", "group_by", "kinds"},
+    ),
+}
+TARGET_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+
+
+def _validate_notifications(notifications: dict, origin: str) -> None:
+    """Retry settings are positive; each target has a known type, its keys, and a secret given
+    once, as an environment variable's name or a Databricks secret `{scope, key}`."""
+    for key in ("enabled", "after_run"):
+        if not isinstance(notifications[key], bool):
+            raise ConfigError(f"{origin}: notifications.{key} must be true or false")
+    if not _whole_number(notifications["max_attempts"], 1):
+        raise ConfigError(f"{origin}: notifications.max_attempts must be a whole number >= 1")
+    for key in ("backoff_seconds", "max_backoff_seconds", "timeout_seconds"):
+        value = notifications[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise ConfigError(f"{origin}: notifications.{key} must be a number >= 0, got {value!r}")
+    for name, target in (notifications["targets"] or {}).items():
+        _validate_target(str(name), target, origin)
+
+
+def _validate_target(name: str, target: Any, origin: str) -> None:
+    where = f"notifications.targets.{name}"
+    if not re.fullmatch(TARGET_NAME, name):
+        raise ConfigError(f"{origin}: {where}: a target name is letters, digits, '_', '.' and '-'")
+    if not isinstance(target, dict) or target.get("type") not in TARGET_TYPES:
+        raise ConfigError(f"{origin}: {where}.type must be one of {list(TARGET_TYPES)}")
+    required, optional = TARGET_KEYS[target["type"]]
+    missing = sorted(required - set(target))
+    if missing:
+        raise ConfigError(f"{origin}: {where} needs {', '.join(missing)}")
+    unknown = sorted(set(target) - required - optional)
+    if unknown:
+        raise ConfigError(f"{origin}: unknown key '{where}.{unknown[0]}'")
+    if target.get("group_by", "responsible") not in GROUPINGS:
+        raise ConfigError(f"{origin}: {where}.group_by must be one of {list(GROUPINGS)}")
+    kinds = target.get("kinds", list(NOTICE_KINDS))
+    if not isinstance(kinds, list) or not kinds or not set(kinds) <= set(NOTICE_KINDS):
+        raise ConfigError(f"{origin}: {where}.kinds must be a non-empty list of {list(NOTICE_KINDS)}")
+    secret = "password" if target["type"] == "email" else "url"
+    given = [key for key in (f"{secret}_env", f"{secret}_secret") if key in target]
+    if target["type"] != "email" and not given:
+        raise ConfigError(f"{origin}: {where} needs url_env or url_secret (the URL is a secret)")
+    if len(given) > 1:
+        raise ConfigError(f"{origin}: {where}: give {secret}_env or {secret}_secret, not both")
+    if f"{secret}_env" in given and not (isinstance(target[given[0]], str) and target[given[0]]):
+        raise ConfigError(f"{origin}: {where}.{secret}_env must name an environment variable")
+    if f"{secret}_secret" in given:
+        reference = target[given[0]]
+        if not (
+            isinstance(reference, dict)
+            and set(reference) == {"scope", "key"}
+            and all(isinstance(v, str) and v for v in reference.values())
+        ):
+            raise ConfigError(f"{origin}: {where}.{secret}_secret must be {{scope: NAME, key: NAME}}")
+    if target["type"] == "email":
+        to = target["to"]
+        if isinstance(to, str):
+            to = [to]
+        if not (isinstance(to, list) and to and all(isinstance(a, str) and "@" in a for a in to)):
+            raise ConfigError(f"{origin}: {where}.to must be an address or a list of addresses")
+        port = target.get("port", 25)
+        if not _whole_number(port, 1) or port > 65535:
+            raise ConfigError(f"{origin}: {where}.port must be a port number, got {port!r}")
+        if not isinstance(target.get("starttls", False), bool):
+            raise ConfigError(f"{origin}: {where}.starttls must be true or false")
+    if "headers" in target and not (
+        isinstance(target["headers"], dict) and all(isinstance(v, str) for v in target["headers"].values())
+    ):
+        raise ConfigError(f"{origin}: {where}.headers must map header names to strings")

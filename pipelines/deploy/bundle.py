@@ -2,8 +2,9 @@
 
 The graph is the one source of truth: the job's tasks are its task groups
 (`pipelines.core.task_groups`), each running `lakehouse-task --group <key>` from the
-project's wheel, their `depends_on` follow from the tasks' dependencies, and a last
-`maintenance` task compacts the tables. Before the bronze groups, a collect task per collector
+project's wheel, their `depends_on` follow from the tasks' dependencies, a `notify` task after
+them delivers the notifications (`lakehouse-task --notify`) and a last `maintenance` task
+compacts the tables. Before the bronze groups, a collect task per collector
 that conf/jobs.yaml lists pulls into landing (`pipelines.deploy.collect_tasks`). The wheel
 carries the default configuration, the catalogs and the suites (`pipelines.core.defaults`), so
 a task needs nothing else from the repository.
@@ -53,6 +54,7 @@ ENVIRONMENT_KEY = "lakehouse"
 # Serverless environment 4: Python 3.12 and Databricks Connect 17 (Spark 4), what the wheel needs.
 SERVERLESS_ENVIRONMENT_VERSION = "4"
 MAINTENANCE_TASK = "maintenance"
+NOTIFY_TASK = "notify"
 STORAGE_SCHEMA = "lakehouse"  # resources.schemas key and name: the volumes' schema, the tables' prefix
 SCHEMA_NAME = "${resources.schemas." + STORAGE_SCHEMA + ".name}"  # with the target mode's prefix
 SECRET_SCOPE = "${var.secret_scope}"
@@ -196,8 +198,8 @@ def collect_task_documents(graph: TaskGraph) -> list[dict]:
 
 def job_document(graph: TaskGraph) -> dict:
     """The job as every target shares it: the collect tasks, one task per task group (a bronze
-    group after the collect tasks feeding it, whatever their outcome), then the maintenance
-    task; no compute (each target adds its own)."""
+    group after the collect tasks feeding it, whatever their outcome), then the notify and the
+    maintenance tasks; no compute (each target adds its own)."""
     groups = task_groups(graph)
     fed = collect_tasks.fed_groups(graph)
     tasks = collect_task_documents(graph)
@@ -216,6 +218,16 @@ def job_document(graph: TaskGraph) -> dict:
                 "max_retries": graph.retries,
             }
         )
+    tasks.append(
+        {
+            "task_key": NOTIFY_TASK,
+            "depends_on": [{"task_key": group.key} for group in groups],
+            # a failed group's failed checks are news too; with notifications off it sends nothing
+            "run_if": "ALL_DONE",
+            "python_wheel_task": _wheel_task("--notify"),
+            "max_retries": graph.retries,
+        }
+    )
     tasks.append(
         {
             "task_key": MAINTENANCE_TASK,
@@ -283,7 +295,7 @@ def serverless_compute(graph: TaskGraph) -> dict:
 
 def _task_keys(graph: TaskGraph) -> list[str]:
     collect = [collector.task_key for collector in collect_tasks.scheduled(graph)]
-    return collect + [group.key for group in task_groups(graph)] + [MAINTENANCE_TASK]
+    return collect + [group.key for group in task_groups(graph)] + [NOTIFY_TASK, MAINTENANCE_TASK]
 
 
 def targets() -> dict:

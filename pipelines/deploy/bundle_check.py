@@ -44,6 +44,7 @@ from pipelines.core.task_groups import task_groups
 from pipelines.deploy import collect_tasks
 from pipelines.deploy.bundle import (
     MAINTENANCE_TASK,
+    NOTIFY_TASK,
     PACKAGE,
     REQUIRED_VARIABLES,
     TASK_ENTRY_POINT,
@@ -531,7 +532,12 @@ def parameter_problems(task_key: str, parameters: list[str] | None) -> list[str]
     except SystemExit:
         message = errors.getvalue().strip().splitlines()
         return [f"lakehouse-task refuses its parameters: {message[-1] if message else 'usage error'}"]
-    runs = parsed.group or parsed.task or (MAINTENANCE_TASK if parsed.maintenance else None)
+    runs = (
+        parsed.group
+        or parsed.task
+        or (MAINTENANCE_TASK if parsed.maintenance else None)
+        or (NOTIFY_TASK if parsed.notify else None)
+    )
     if runs != task_key:
         return [f"parameters run '{runs}', not '{task_key}'"]
     return []
@@ -601,17 +607,17 @@ def differences(written: Any, read: Any, path: str = "") -> list[tuple[str, str]
 
 
 def graph_drift(graph: TaskGraph, documents: dict[str, dict]) -> list[str]:
-    """Differences between the task groups (the collect tasks before them, the maintenance task
-    after them) and the job's tasks and edges, in the default target."""
+    """Differences between the task groups (the collect tasks before them, the notify and
+    maintenance tasks after them) and the job's tasks and edges, in the default target."""
     names = target_names(documents)
     main = documents.get(MAIN) or {}
     default = next((n for n in names if ((main.get("targets") or {}).get(n) or {}).get("default")), names[0])
     job = deployment(documents, default).jobs.get(graph.name, {})
     groups = task_groups(graph)
-    expected = {g.key for g in groups} | {MAINTENANCE_TASK}
+    expected = {g.key for g in groups} | {NOTIFY_TASK, MAINTENANCE_TASK}
     expected |= {c.task_key for c in collect_tasks.scheduled(graph)}
     expected_edges = {(g.key, d) for g in groups for d in g.depends_on}
-    expected_edges |= {(MAINTENANCE_TASK, g.key) for g in groups}
+    expected_edges |= {(after, g.key) for g in groups for after in (NOTIFY_TASK, MAINTENANCE_TASK)}
     expected_edges |= {(g, c) for g, fed in collect_tasks.fed_groups(graph).items() for c in fed}
     found = {t.get("task_key") for t in job.get("tasks", [])}
     found_edges = {

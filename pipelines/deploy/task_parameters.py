@@ -14,7 +14,7 @@ from pipelines.runtime.secrets import secret_reference
 
 DESCRIPTION = (
     "Run part of the task graph (conf/jobs.yaml) as a task of the Databricks job does: one group of "
-    "tasks, one task, or the maintenance step that compacts the tables."
+    "tasks, one task, the maintenance step that compacts the tables, or the notify step."
 )
 COLLECT_DESCRIPTION = (
     "Pull once from a catalog's API into landing, as a collect task of the Databricks job does: "
@@ -33,6 +33,11 @@ def task_parser() -> argparse.ArgumentParser:
         "--maintenance",
         action="store_true",
         help="compact every table holding enough small files (maintenance settings)",
+    )
+    what.add_argument(
+        "--notify",
+        action="store_true",
+        help="send the notices since the last run to the configured targets (notifications settings)",
     )
     parser.add_argument("--conf", help="YAML file merged over conf/lakehouse.yaml (empty: none)")
     parser.add_argument("--warehouse", help="warehouse folder (default from conf)")

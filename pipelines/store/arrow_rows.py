@@ -102,23 +102,27 @@ def _bound_mask(batch: pa.RecordBatch, bound: Bound) -> pa.Array:
     raise TypeError(f"unknown bound {bound!r}")
 
 
-def selections_expression(selections: Sequence[Sequence[Bound]], schema: pa.Schema) -> pads.Expression:
+def selections_expression(
+    selections: Sequence[Sequence[Bound]], schema: pa.Schema, cast: bool = False
+) -> pads.Expression:
     """A pyarrow dataset filter of rows matching any selection, over a dataset of `schema` (a bound
-    on a column it lacks: a null column)."""
+    on a column it lacks: a null column). `cast`: each column cast to the schema's type first,
+    for datasets whose files hold a column in another type (`string_view` in the files a
+    delta-rs merge writes, which pyarrow cannot compare with a `string` value)."""
     found = pads.scalar(False)
     for selection in selections:
         hit = pads.scalar(True)
         for bound in selection:
-            hit = hit & _bound_expression(bound, schema)
+            hit = hit & _bound_expression(bound, schema, cast)
         found = found | hit
     return found
 
 
-def _bound_expression(bound: Bound, schema: pa.Schema) -> pads.Expression:
+def _bound_expression(bound: Bound, schema: pa.Schema, cast: bool = False) -> pads.Expression:
     if bound.column not in schema.names:
         return pads.scalar(isinstance(bound, Missing))
-    field = pads.field(bound.column)
     dtype = schema.field(bound.column).type
+    field = pads.field(bound.column).cast(dtype) if cast else pads.field(bound.column)
     if isinstance(bound, Missing):
         return field.is_null()
     if isinstance(bound, In):

@@ -211,9 +211,21 @@ class DeltaRsEngine(Engine):
             raise FileNotFoundError(f"no Delta table at {path}")
         dataset = table.to_pyarrow_dataset()
         present = [c for c in columns if c in dataset.schema.names]
-        return dataset.to_table(
-            columns=present, filter=selections_expression(selections, dataset.schema)
-        ).to_pylist()
+        wanted = selections_expression(selections, dataset.schema)
+        try:
+            rows = dataset.to_table(columns=present, filter=wanted)
+        except pa.ArrowNotImplementedError:
+            # files a merge wrote hold strings as string_view, whose row-group statistics pyarrow
+            # cannot compare with a string value: skip files by the log's statistics (the
+            # fragments' expressions, in the table's types), then compare each column cast to
+            # the table's type
+            kept = pads.FileSystemDataset(
+                list(dataset.get_fragments(filter=wanted)), dataset.schema, dataset.format, dataset.filesystem
+            )
+            rows = kept.to_table(
+                columns=present, filter=selections_expression(selections, dataset.schema, cast=True)
+            )
+        return rows.to_pylist()
 
     def tally_added_since(
         self, ref: TableRef, version: int | None, by: str, flag: str

@@ -50,20 +50,25 @@ def test_task_entry_points_are_declared_in_pyproject():
     assert scripts["lakehouse-collect"] == "pipelines.cli:collect_main"
 
 
-def test_the_job_runs_the_collect_tasks_the_task_groups_then_the_maintenance_task(documents):
+def test_the_job_runs_the_collect_tasks_the_task_groups_then_the_notify_and_maintenance_tasks(documents):
     groups = task_groups(load_graph())
     job = deployed_job(documents, "dev")
     collect = ["collect_openmetadata", "collect_datahub_audit"]
-    assert [t["task_key"] for t in job["tasks"]] == collect + [g.key for g in groups] + ["maintenance"]
+    assert [t["task_key"] for t in job["tasks"]] == collect + [g.key for g in groups] + [
+        "notify",
+        "maintenance",
+    ]
     fed = {"bronze_openmetadata": ["collect_openmetadata"], "bronze_datahub": ["collect_datahub_audit"]}
     for task, group in zip(job["tasks"][len(collect) :], groups, strict=False):
         waits = fed.get(group.key, []) + list(group.depends_on)
         assert [d["task_key"] for d in task.get("depends_on", [])] == waits
         assert task["python_wheel_task"]["parameters"][0] == f"--group={group.key}"
-    maintenance = job["tasks"][-1]
+    notify, maintenance = job["tasks"][-2:]
+    assert notify["python_wheel_task"]["parameters"][0] == "--notify"
     assert maintenance["python_wheel_task"]["parameters"][0] == "--maintenance"
-    assert [d["task_key"] for d in maintenance["depends_on"]] == [g.key for g in groups]
-    assert maintenance["run_if"] == "ALL_DONE"
+    for after in (notify, maintenance):  # after every group, gold's included, whatever their outcome
+        assert [d["task_key"] for d in after["depends_on"]] == [g.key for g in groups]
+        assert after["run_if"] == "ALL_DONE"
     assert len(job["tasks"]) < len(load_graph().tasks) / 3  # fewer, coarser tasks than tables
 
 
@@ -280,7 +285,9 @@ def test_the_collect_tasks_pull_once_before_the_bronze_task_of_their_lane(docume
         assert tasks[key]["run_if"] == "ALL_DONE"  # a failed pull does not hold up its lane
     assert "depends_on" not in tasks["bronze_dataworks"]  # no pull feeds it
     others = [
-        t for k, t in tasks.items() if k not in ("bronze_openmetadata", "bronze_datahub", "maintenance")
+        t
+        for k, t in tasks.items()
+        if k not in ("bronze_openmetadata", "bronze_datahub", "notify", "maintenance")
     ]
     assert not [t["task_key"] for t in others if "run_if" in t]
     assert not {d["task_key"] for d in tasks["maintenance"]["depends_on"]} & set(COLLECT_PARAMETERS)
@@ -310,8 +317,11 @@ def test_a_collector_left_out_of_jobs_yaml_has_no_task_edge_or_variable():
 
     none = bundle.bundle_documents(dataclasses.replace(graph, collectors=()), load_config())
     job = deployed_job(none, "dev")
-    assert [t["task_key"] for t in job["tasks"]] == [g.key for g in task_groups(graph)] + ["maintenance"]
-    assert [t for t in job["tasks"] if t["task_key"] != "maintenance" and "run_if" in t] == []
+    assert [t["task_key"] for t in job["tasks"]] == [g.key for g in task_groups(graph)] + [
+        "notify",
+        "maintenance",
+    ]
+    assert [t for t in job["tasks"] if t["task_key"] not in ("notify", "maintenance") and "run_if" in t] == []
     assert not {"openmetadata_server", "datahub_server"} & set(none["databricks.yml"]["variables"])
 
 

@@ -239,6 +239,8 @@ def test_broken_references_parameters_and_schedules_are_caught(documents, tmp_pa
 def test_parameters_must_run_the_task_they_belong_to():
     assert parameter_problems("a", ["--group=a"]) == []
     assert parameter_problems("maintenance", ["--maintenance"]) == []
+    assert parameter_problems("notify", ["--notify"]) == []
+    assert "not 'maintenance'" in parameter_problems("maintenance", ["--notify"])[0]
     assert parameter_problems("a", ["--task=a"]) == []
     assert parameter_problems("a", ["--group=a", "--bogus=1"]) == [
         "lakehouse-task refuses its parameters: lakehouse-task: error: unrecognized arguments: --bogus=1"

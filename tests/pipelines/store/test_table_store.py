@@ -316,6 +316,16 @@ def test_read_rows_of_selections_takes_rows_matching_any(any_store, spark):
     ]
 
 
+def test_read_rows_filters_strings_of_a_table_a_merge_wrote(store, spark):
+    """delta-rs writes a merge's strings as string_view, which a filter on a string value does
+    not compare with: the rows are found all the same."""
+    store.append(_rows(spark, [(1, "a", "d1"), (2, "b", "d2")]), "ops.r")
+    store.merge(_rows(spark, [(2, "c", "d2"), (4, "d", "d4")]), "ops.r", keys=["id"])
+    assert sorted(r["id"] for r in store.read_rows("ops.r", ["id"], {"name": "c"})) == [2]
+    rows = store.read_rows("ops.r", ["id"], selections=[[In("day", ["d1", "d4"])], [AtLeast("name", "d")]])
+    assert sorted(r["id"] for r in rows) == [1, 4]
+
+
 def test_tally_added_since_counts_rows_and_flagged_rows_per_value(any_store, spark):
     def landed(rows):
         return spark.createDataFrame(rows, "source_file string, is_corrupt boolean, n int")
