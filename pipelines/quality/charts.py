@@ -21,6 +21,7 @@ from pipelines.quality.report_trend import _marker, _scale_top, _style, _swatch
 WIDTH, LEFT, RIGHT, TOP, BOTTOM = 680, 52, 16, 12, 26
 # markers on every point up to this many points a series; beyond, the line alone
 MARKED_POINTS = 60
+LABEL_WIDTH = 64  # a date label's width at font size 10, and a little room
 Values = Sequence[float | None]
 
 
@@ -55,8 +56,8 @@ def _date_labels(days: Sequence[dt.date], x, height: int, most: int = 7) -> str:
         return ""
     every = max(1, math.ceil(len(days) / most))
     shown = sorted({*range(0, len(days), every), len(days) - 1})
-    if len(shown) > 1 and shown[-1] - shown[-2] < every / 2:
-        shown.pop(-2)  # the last label would run into the one before it
+    if len(shown) > 1 and x(shown[-1]) - x(shown[-2]) < 1.5 * LABEL_WIDTH:
+        shown.pop(-2)  # the last label (perhaps drawn left of its point) would run into the one before
 
     def anchor(i: int) -> str:  # the outermost labels stay inside the chart
         return "start" if x(i) - 32 < 0 else "end" if x(i) + 32 > WIDTH else "middle"
@@ -80,6 +81,16 @@ def _y_axis(top_value: float, y, plot_w: int, percent: bool) -> str:
     return "".join(parts)
 
 
+def _top(peak: float, percent: bool, counts: bool) -> float:
+    """The axis' top: 100 for shares; for counts, a multiple of 4 up to 40, so that the quarter
+    ticks are whole numbers; else 1, 2 or 5 times a power of ten."""
+    if percent:
+        return 100.0
+    if counts and peak <= 40:
+        return float(max(4, math.ceil(peak / 4) * 4))
+    return _scale_top(peak if peak > 0 else 1.0)
+
+
 def time_chart(
     chart_id: str,
     title: str,
@@ -88,20 +99,22 @@ def time_chart(
     *,
     bars: tuple[str, Values] | None = None,
     percent: bool = False,
+    counts: bool = False,
     area: bool = False,
     unit: str = "",
     height: int = 190,
 ) -> str:
     """Values over time: a line per series (filled below when `area`), and optionally one series
     drawn as columns under the lines (`bars`, e.g. daily volume under its baseline). `days` are
-    the x positions (a day, or the first day of a week or month); a None value is a gap."""
+    the x positions (a day, or the first day of a week or month); a None value is a gap. `percent`
+    plots shares on a 0-100 axis, `counts` whole numbers."""
     drawn = [(name, values) for name, values in series if any(v is not None for v in values)]
     bar_values = [v for v in (bars[1] if bars else []) if v is not None]
     if not days or (not drawn and not any(bar_values)):
         return f'<p class="muted">{_e(title)}: nothing to plot yet.</p>'
     plot_w, plot_h = WIDTH - LEFT - RIGHT, height - TOP - BOTTOM
     peak = max([v for _, values in drawn for v in values if v is not None] + bar_values + [0.0])
-    top_value = 100.0 if percent else _scale_top(peak if peak > 0 else 1.0)
+    top_value = _top(peak, percent, counts)
     slot = plot_w / len(days)
 
     def x(i: int) -> float:
@@ -121,7 +134,7 @@ def time_chart(
         name, values = bars
         width = max(1.0, slot * 0.7)
         for i, v in enumerate(values):
-            if v is None:
+            if not v:  # nothing to draw for none or zero
                 continue
             parts.append(
                 f'<rect class="mark bar" x="{x(i) - width / 2:.1f}" y="{y(v):.1f}" width="{width:.1f}" '

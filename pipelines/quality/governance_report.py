@@ -28,7 +28,6 @@ from pipelines.quality.report_assets import CSS
 from pipelines.store import TableStore
 
 FILE_NAME = "governance_report.html"
-STEP_WORDS = {"day": "day", "week": "week (its last day's state; volumes summed)", "month": "month"}
 CHART_CSS = """
 figure.chart{margin:8px 0 14px}figcaption{font-weight:600;margin:0 0 4px}svg.chart{max-width:100%;height:auto;display:block}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:4px 16px}
@@ -55,7 +54,11 @@ def _section(section_id: str, title: str, body: str) -> str:
 def _bucket_note(timeline: data.Timeline) -> str:
     if timeline.step == "day":
         return ""
-    return f'<p class="muted">A point per {e(STEP_WORDS[timeline.step])}: the history spans more than a year.</p>'
+    step = e(timeline.step)
+    return (
+        f'<p class="muted">A point per {step}: the history spans more than a year. A state (a share, '
+        f"what is open) is its value at the {step}'s end, a volume the {step}'s sum.</p>"
+    )
 
 
 def coverage_section(coverage: DataFrame | None) -> str:
@@ -124,6 +127,7 @@ def review_section(proposals: DataFrame | None, backlog: DataFrame | None, clock
                     open_requests.days,
                     list(open_requests.series.items()),
                     area=True,
+                    counts=True,
                 )
             )
     if backlog is None:
@@ -169,6 +173,10 @@ def _when(value: dt.datetime | None) -> str:
     return "&mdash;" if value is None else value.strftime("%Y-%m-%d %H:%M UTC")
 
 
+def _short(value: dt.datetime | None) -> str:
+    return "" if value is None else value.strftime("%Y-%m-%d %H:%M")
+
+
 def violations_section(violations: DataFrame | None, clock: dt.datetime | None) -> str:
     if violations is None:
         body = _missing(
@@ -203,6 +211,7 @@ def violations_section(violations: DataFrame | None, clock: dt.datetime | None) 
             "Violations open at each day's end, per rule (severity)",
             over_time.days,
             list(over_time.series.items()),
+            counts=True,
         )
         + '<div class="scroll"><table class="violations"><thead><tr><th>Rule</th><th>Kind</th><th>Severity</th>'
         "<th>Open now</th><th>Opened</th><th>Resolved</th><th>Entities</th></tr></thead>"
@@ -235,6 +244,7 @@ def feeds_section(volume: DataFrame | None, dq: DataFrame | None) -> str:
                     events.days,
                     [("baseline (same weekday, trailing)", baseline.series["baseline"])],
                     bars=("events", events.series["events"]),
+                    counts=True,
                 )
             )
     checks = data.feed_checks(dq) if dq is not None else []
@@ -245,16 +255,17 @@ def feeds_section(volume: DataFrame | None, dq: DataFrame | None) -> str:
         )
     else:
         rows = "".join(
-            f'<tr class="{"ok" if c["success"] else "fail"}"><td>{e(c["table"])}</td><td>{e(c["expectation"])}</td>'
-            f'<td class="status {"pass" if c["success"] else "bad"}">{"OK" if c["success"] else "BREACHED"}</td>'
-            f"<td>{e(c['severity'])}</td><td>{e(_when(c['validated_at']))}</td>"
-            f'<td class="num">{c["breaches"]} of {c["runs"]}</td></tr>'
+            f'<tr class="{"ok" if c["success"] else "fail"}">'
+            f"<td>{e(c['table'].removeprefix(data.FEED_TABLE_PREFIX))}</td><td>{e(c['expectation'])}</td>"
+            f'<td class="status {"pass" if c["success"] else "bad"}">{"OK" if c["success"] else "BREACHED"}'
+            f' <span class="muted">({e(c["severity"])})</span></td><td class="num">{e(_short(c["validated_at"]))}</td>'
+            f'<td class="num">{c["breaches"]} of {c["runs"]} runs</td></tr>'
             for c in checks
         )
         out.append(
             "<h3>Freshness and volume checks</h3>"
-            '<div class="scroll"><table class="feed-checks"><thead><tr><th>Feed</th><th>Check</th><th>Latest</th>'
-            "<th>Severity</th><th>Checked</th><th>Breached (runs)</th></tr></thead>"
+            '<div class="scroll"><table class="feed-checks"><thead><tr><th>Feed</th><th>Check</th><th>Latest (severity)</th>'
+            "<th>Checked (UTC)</th><th>Breached</th></tr></thead>"
             f"<tbody>{rows}</tbody></table></div>"
         )
     return _section("feeds", "Feeds: volume and freshness", "".join(out))
