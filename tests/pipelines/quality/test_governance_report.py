@@ -13,6 +13,7 @@ from gold import governance_coverage_daily as coverage_table
 from gold import proposals as proposals_table
 from gold import review_backlog_daily as backlog_table
 from pipelines.cli import main
+from pipelines.core.config import PROJECT_ROOT
 from pipelines.ops.bookkeeping import DQ_RESULTS, DQ_SCHEMA
 from pipelines.quality import governance_data as data
 from pipelines.quality.governance_report import build_governance_report
@@ -345,3 +346,9 @@ def test_delta_spark_gives_the_clock_and_the_violations_alike(spark, tmp_path, s
     expected = data.violations_open(store.read(data.VIOLATIONS), CLOCK)
     assert data.violations_open(named.read(data.VIOLATIONS), data.event_clock(named)) == expected
     assert named.exists(data.VIOLATIONS) and not named.exists(data.COVERAGE)
+
+
+def test_make_browser_installs_what_the_browser_tests_skip_message_names():
+    makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
+    assert f"BROWSER_INSTALL := {browser.INSTALL}\n" in makefile
+    assert "test-all: $(STAMP) browser\n" in makefile and browser.INSTALL in browser.SKIP
