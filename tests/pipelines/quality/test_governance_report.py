@@ -16,6 +16,7 @@ from pipelines.cli import main
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.ops.bookkeeping import DQ_RESULTS, DQ_SCHEMA
 from pipelines.quality import governance_data as data
+from pipelines.quality.charts import bar_chart, time_chart
 from pipelines.quality.governance_report import build_governance_report
 from pipelines.runtime.spark import SMALL_INPUT_CONF, session_conf
 from pipelines.store import open_store
@@ -352,3 +353,17 @@ def test_make_browser_installs_what_the_browser_tests_skip_message_names():
     makefile = (PROJECT_ROOT / "Makefile").read_text(encoding="utf-8")
     assert f"BROWSER_INSTALL := {browser.INSTALL}\n" in makefile
     assert "test-all: $(STAMP) browser\n" in makefile and browser.INSTALL in browser.SKIP
+
+
+def test_charts_label_their_axes_sparingly_and_say_when_there_is_nothing_to_plot():
+    days = [dt.date(2024, 1, 1) + dt.timedelta(days=i) for i in range(90)]
+    chart = time_chart("c", "Open <per> day", days, [("a", [float(i % 7) for i in range(90)])], counts=True)
+    assert 'aria-labelledby="c-t"><title id="c-t">Open &lt;per&gt; day</title>' in chart
+    labels = re.findall(r">(\d{4}-\d{2}-\d{2})</text>", chart)
+    assert 2 <= len(labels) <= 7 and labels[0] == "2024-01-01" and labels[-1] == "2024-03-30"
+    assert re.findall(r'text-anchor="end" fill="#5d6d7e">(\d+)</text>', chart) == ["0", "2", "4", "6", "8"]
+    plot = chart.split("</svg>")[0]  # the legend's swatches follow
+    assert plot.count('class="mark"') == 1 and "<circle" not in plot  # 90 points: the line alone
+    assert "nothing to plot yet" in time_chart("c", "Open", days, [("a", [None] * 90)])
+    bars = bar_chart("b", "Cycle", ["x", "y"], [("median", [2.0, 30.0]), ("p90", [4.0, None])], unit=" h")
+    assert bars.count('class="mark bar"') == 3 and ">30.0 h</text>" in bars
