@@ -29,8 +29,8 @@ from pipelines.store import TableStore
 
 FILE_NAME = "governance_report.html"
 CHART_CSS = """
-figure.chart{margin:8px 0 14px}figcaption{font-weight:600;margin:0 0 4px}svg.chart{max-width:100%;height:auto;display:block}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(300px,1fr));gap:4px 16px}
+figure.chart{margin:8px 0 14px}figcaption{font-weight:600;margin:0 0 4px}
+svg.chart{max-width:100%;height:auto;display:block}
 p.missing{background:#fef9e7;border-left:4px solid #f4d03f;padding:6px 10px}
 .summary{display:flex;flex-wrap:wrap;gap:10px;margin:8px 0}
 .summary div{border:1px solid #d5d8dc;border-radius:6px;padding:6px 12px;min-width:140px}
