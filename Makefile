@@ -11,7 +11,7 @@ WAREHOUSE ?= warehouse
 TEST_WORKERS ?= 2
 WORKERS := -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
-.PHONY: demo test test-all test-exhaustive test-scale test-compat lint bench clean install
+.PHONY: demo test test-all test-exhaustive test-scale test-compat lint bench clean install browser
 
 install: $(STAMP)
 
@@ -36,7 +36,19 @@ test: $(STAMP)
 	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not slow and not scale" --durations=10 $(WORKERS) || status=$$?; \
 	echo "make test: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
-test-all: $(STAMP)
+# Headless Chromium and its WebDriver (Debian's packages) render the reports in the browser tests
+# of test-all: installed when missing and this user may (root, or sudo without a password, and
+# apt-get); otherwise one line names the command, and those tests skip naming it too.
+BROWSER_INSTALL := apt-get install -y chromium chromium-driver
+browser:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then as=""; elif sudo -n true 2>/dev/null; then as="sudo -n"; else as=no; fi; \
+	if [ "$$as" != no ] && command -v apt-get >/dev/null 2>&1 && $$as apt-get update -qq >/dev/null 2>&1 && \
+		$$as env DEBIAN_FRONTEND=noninteractive $(BROWSER_INSTALL) -qq >/dev/null 2>&1; then \
+		echo "installed Chromium for the browser tests"; \
+	else echo "no Chromium: the browser tests will skip; to run them: sudo $(BROWSER_INSTALL)"; fi
+
+test-all: $(STAMP) browser
 	@start=$$(date +%s); status=0; \
 	$(PY) -m ruff check . && $(PY) -m pytest -q -m "not scale and not exhaustive" --durations=20 $(WORKERS) || status=$$?; \
 	echo "make test-all: $$(( $$(date +%s) - start )) s wall"; exit $$status

@@ -412,6 +412,7 @@ def cmd_evidence_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_dq_report(args: argparse.Namespace) -> int:
+    from pipelines.quality.governance_report import FILE_NAME, write_governance_report
     from pipelines.quality.report import write_report
     from pipelines.runtime.spark import get_spark
     from pipelines.store import open_configured_store
@@ -419,7 +420,9 @@ def cmd_dq_report(args: argparse.Namespace) -> int:
     config = _config(args)
     store = open_configured_store(get_spark(config), config)
     bronze_tables = {name: source["bronze_table"] for name, source in config.sources.items()}
-    print(write_report(store, Path(args.out) if args.out else None, bronze_tables, args.runs))
+    dq_report = write_report(store, Path(args.out) if args.out else None, bronze_tables, args.runs)
+    print(dq_report)
+    print(write_governance_report(store, dq_report.parent / FILE_NAME))
     return 0
 
 
@@ -529,9 +532,16 @@ def build_parser() -> argparse.ArgumentParser:
     asof.set_defaults(func=cmd_asof, as_of_version=None)
     query_engine(asof)
 
-    report = sub.add_parser("dq-report", help="write the data-quality report (HTML) and print its path")
+    report = sub.add_parser(
+        "dq-report",
+        help="write the data-quality report and the governance report (HTML) and print their paths",
+    )
     common(report)
-    report.add_argument("--out", help="HTML file (default <warehouse>/reports/dq_report.html)")
+    report.add_argument(
+        "--out",
+        help="the data-quality report's HTML file (default <warehouse>/reports/dq_report.html); "
+        "the governance report goes beside it, as governance_report.html",
+    )
     report.add_argument("--runs", type=_count(1), default=10, help="runs shown per table (default 10)")
     report.set_defaults(func=cmd_dq_report)
 

@@ -13,8 +13,9 @@ task (`lakehouse-task --maintenance`) that, while nothing else writes:
   after each run would cost in proportion to all that is stored);
 - deletes the GX validation documents older than `maintenance.validation_document_days`, each
   table's newest kept (`lakehouse vacuum` does the same locally);
-- writes the data-quality report to `<warehouse>/reports/dq_report.html` (on Databricks, the
-  warehouse volume), where it can be downloaded or opened from the volume browser.
+- writes the data-quality report to `<warehouse>/reports/dq_report.html` and the governance
+  report beside it (`governance_report.html`; on Databricks, the warehouse volume), where they
+  can be downloaded or opened from the volume browser.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pipelines.ops.compaction import CompactionPolicy, TableCompaction, compact_
 from pipelines.ops.vacuum_schedule import VacuumRecord, not_due
 from pipelines.orchestration.runner import new_run_id
 from pipelines.quality import validation_documents
+from pipelines.quality.governance_report import write_governance_report
 from pipelines.quality.report import write_report
 from pipelines.runtime.spark import get_spark
 from pipelines.store import open_configured_store
@@ -37,8 +39,8 @@ from pipelines.store import open_configured_store
 def run_maintenance(config: Config, spark=None, log_format: str = "text") -> list[TableCompaction]:
     """Compact each table holding `compact_min_files` small files (none when that is 0 or the
     engine cannot compact), vacuum every table, expire old validation documents and write the
-    DQ report; logs a first line naming the engine, a line per step and a summary. Returns the
-    compactions."""
+    DQ report and the governance report; logs a first line naming the engine, a line per step and
+    a summary. Returns the compactions."""
     spark = spark or get_spark(config)
     store = open_configured_store(spark, config).for_run()  # keeps each table's history for the steps
     ctx = RunContext(spark, store, config, new_run_id(), dt.datetime.now(dt.timezone.utc), log_format)
@@ -68,6 +70,7 @@ def run_maintenance(config: Config, spark=None, log_format: str = "text") -> lis
     expired = validation_documents.remove_expired(store.warehouse, settings["validation_document_days"])
     bronze_tables = {name: source["bronze_table"] for name, source in config.sources.items()}
     report = write_report(store, None, bronze_tables)
+    governance = write_governance_report(store)
     ctx.log(
         "done",
         tables=len(tables),
@@ -77,6 +80,7 @@ def run_maintenance(config: Config, spark=None, log_format: str = "text") -> lis
         tables_not_due_for_vacuum=not_yet,
         validation_documents_expired=len(expired),
         report=str(report),
+        governance_report=str(governance),
         seconds=f"{time.monotonic() - started:.1f}",
     )
     return done

@@ -66,6 +66,8 @@ def test_the_maintenance_task_vacuums_expires_validation_documents_and_writes_th
     assert sorted(p.name for p in documents.iterdir()) == ["newest.json", "recent.json"]
     report = tmp_path / "warehouse" / "reports" / "dq_report.html"
     assert report.is_file() and "<html" in report.read_text()
+    governance = report.with_name("governance_report.html")  # beside it, its sections' tables missing
+    assert "No coverage table yet" in governance.read_text()
     out = capsys.readouterr().out.splitlines()
     assert any(line.startswith("vacuumed") and "table=silver.fragmented" in line for line in out)
     assert "validation_documents_expired=1" in out[-1] and f"report={report}" in out[-1]

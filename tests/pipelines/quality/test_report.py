@@ -16,6 +16,7 @@ from pipelines.quality.report import build_report, write_report
 from pipelines.quality.report_data import Run
 from pipelines.quality.report_trend import trend_svg
 from pipelines.store import open_store
+from tests.support import browser as browser_support
 
 T1 = dt.datetime(2026, 1, 1, 12, 0)
 T2 = dt.datetime(2026, 1, 1, 12, 15)
@@ -284,24 +285,23 @@ def test_empty_warehouse_says_there_is_no_data(spark, tmp_path, capsys):
     out, err = capsys.readouterr()
     assert (code, err) == (0, "")
     path = tmp_path / "empty" / "reports" / "dq_report.html"
-    assert out.strip() == str(path)
+    governance = path.with_name("governance_report.html")  # written beside it
+    assert out.splitlines() == [str(path), str(governance)]
     assert "No data yet" in path.read_text(encoding="utf-8")
+    assert "No violations table yet" in governance.read_text(encoding="utf-8")
 
 
 def _browser_binaries() -> tuple[str | None, str | None]:
-    chromium = next(
-        (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None
-    )
-    return chromium, shutil.which("chromedriver")
+    return browser_support.chromium(), shutil.which("chromedriver")
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     """One headless Chromium for the module, driven over WebDriver (Debian's chromium and
-    chromium-driver, which .ci/run installs); no network, a fresh profile."""
+    chromium-driver, which `make browser` installs); no network, a fresh profile."""
     chromium, driver = _browser_binaries()
     if chromium is None or driver is None:
-        pytest.skip("chromium is not installed (apt-get install -y chromium chromium-driver)")
+        pytest.skip(browser_support.SKIP)
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
