@@ -22,14 +22,11 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from pipelines.store import TableStore
-
 COVERAGE = "gold.governance_coverage_daily"
 BACKLOG = "gold.review_backlog_daily"
 PROPOSALS = "gold.proposals"
 VIOLATIONS = "gold.governance_violations"
 FEED_VOLUME = "gold.feed_volume_daily"
-CHANGE_HISTORY = "gold.change_history"
 FEED_TABLE_PREFIX = "feeds."
 # coverage counts a dataset's schema fields and columns as entities of their own: left out of the
 # report's shares, which are of datasets, tables and the other entities people own and describe
@@ -220,17 +217,6 @@ def open_per_day(
         return None
     sample = next(iter(found.values()))
     return Timeline(sample.step, sample.days, {k: t.series["open"] for k, t in found.items()})
-
-
-def event_clock(store: TableStore) -> dt.datetime | None:
-    """The warehouse's event clock: the newest `event_time` in gold.change_history, from the
-    table's file statistics (not its rows); None on an empty warehouse."""
-    if not store.exists(CHANGE_HISTORY):
-        return None
-    micros = store.max_micros(CHANGE_HISTORY, "event_time")
-    if micros is None:
-        return None
-    return dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc) + dt.timedelta(microseconds=micros)
 
 
 def requests_open(proposals: DataFrame, clock: dt.datetime | None) -> Timeline | None:

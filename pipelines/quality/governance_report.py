@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pyspark.sql import DataFrame
 
+from gold.event_clock import event_clock
 from pipelines.ops.bookkeeping import DQ_RESULTS
 from pipelines.quality import governance_data as data
 from pipelines.quality.charts import bar_chart, time_chart
@@ -273,7 +274,7 @@ def feeds_section(volume: DataFrame | None, dq: DataFrame | None) -> str:
 
 def build_governance_report(store: TableStore) -> str:
     """The governance report's HTML for the warehouse of `store`."""
-    clock = data.event_clock(store)
+    clock = event_clock(store)
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     proposals = _read(store, data.PROPOSALS)
     body = (

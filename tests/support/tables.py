@@ -62,7 +62,15 @@ BRONZE_TABLES = {
 # Columns a run stamps: two runs over the same data differ only in these (`newest_landed_at` of
 # gold.feed_volume_daily is the newest `ingested_at` of a day's events).
 RUN_SPECIFIC = frozenset(
-    {"ingested_at", "ingest_run_id", "run_id", "quarantined_at", "validated_at", "logged_at", "newest_landed_at"}
+    {
+        "ingested_at",
+        "ingest_run_id",
+        "run_id",
+        "quarantined_at",
+        "validated_at",
+        "logged_at",
+        "newest_landed_at",
+    }
 )
 
 

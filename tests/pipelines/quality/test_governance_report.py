@@ -12,6 +12,7 @@ import pytest
 from gold import governance_coverage_daily as coverage_table
 from gold import proposals as proposals_table
 from gold import review_backlog_daily as backlog_table
+from gold.event_clock import CHANGE_HISTORY, event_clock
 from pipelines.cli import main
 from pipelines.core.config import PROJECT_ROOT
 from pipelines.ops.bookkeeping import DQ_RESULTS, DQ_SCHEMA
@@ -62,7 +63,7 @@ def dq_feed_row(run, table, expectation, success, at_):
 def write_tables(spark, store, only: tuple[str, ...] = ()) -> None:
     """Every table the report reads (or those named in `only`), a few rows each, on `store`'s engine."""
     tables = {
-        data.CHANGE_HISTORY: (
+        CHANGE_HISTORY: (
             HISTORY_SCHEMA,
             [("c1", "datahub", "urn:e1", at(1, 8)), ("c2", "datahub", "urn:e1", CLOCK)],
         ),
@@ -197,7 +198,7 @@ def page(store) -> str:
 
 
 def test_the_event_clock_is_the_newest_change(store):
-    assert data.event_clock(store) == CLOCK
+    assert event_clock(store) == CLOCK
 
 
 def test_violations_open_are_counted_at_each_days_end_and_at_the_clock(store):
@@ -302,7 +303,7 @@ def test_sections_of_tables_not_there_yet_say_so_and_dq_report_writes_both(spark
     warehouse = tmp_path / "warehouse"
     store = open_store(spark, warehouse, "delta-rs")
     store.append(
-        spark.createDataFrame([("c1", "datahub", "urn:e1", CLOCK)], HISTORY_SCHEMA), data.CHANGE_HISTORY
+        spark.createDataFrame([("c1", "datahub", "urn:e1", CLOCK)], HISTORY_SCHEMA), CHANGE_HISTORY
     )
     assert main(["dq-report", "--warehouse", str(warehouse)]) == 0
     paths = [Path(p) for p in capsys.readouterr().out.splitlines()]
@@ -342,10 +343,10 @@ def test_delta_spark_gives_the_clock_and_the_violations_alike(spark, tmp_path, s
     """The engine's part: the clock from the table's file statistics, tables read by name."""
     skip_without_delta_spark("delta-spark")
     named = engine_store(spark, tmp_path / "warehouse", "delta-spark")
-    write_tables(spark, named, only=(data.CHANGE_HISTORY, data.VIOLATIONS))
-    assert data.event_clock(named) == CLOCK
+    write_tables(spark, named, only=(CHANGE_HISTORY, data.VIOLATIONS))
+    assert event_clock(named) == CLOCK
     expected = data.violations_open(store.read(data.VIOLATIONS), CLOCK)
-    assert data.violations_open(named.read(data.VIOLATIONS), data.event_clock(named)) == expected
+    assert data.violations_open(named.read(data.VIOLATIONS), event_clock(named)) == expected
     assert named.exists(data.VIOLATIONS) and not named.exists(data.COVERAGE)
 
 
