@@ -30,12 +30,12 @@ from gold import (
 from gold.event_clock import event_clock
 from gold.violation_rules import load_rules, parse_rules
 from pipelines.core import defaults
-from pipelines.core.config import ConfigError
+from pipelines.core.config import ConfigError, load_config
 from pipelines.core.context import RunContext
 from pipelines.core.table_specs import ERRORS_COLUMN
 from pipelines.executors import gold as gold_executor
 from silver import datahub_action_requests, datahub_entity_changes
-from tests.support.engines import engine_store
+from tests.support.engines import engine_store, skip_without_delta_spark
 from tests.support.tables import bronze_frame
 
 DAY0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
@@ -238,10 +238,9 @@ def test_violation_ids_are_stable_and_unique(story):
 
 
 @pytest.mark.slow  # Delta's JVM engine, three batches
-def test_the_story_on_delta_spark(spark, config, tmp_path, engine):
-    if engine != "delta-spark":
-        pytest.skip("the delta-rs story is the module's fixture")
-    ctx, results, found, _clocks, versions = scenario(spark, config, tmp_path / "warehouse", engine)
+def test_the_story_on_delta_spark(spark, config, tmp_path):
+    skip_without_delta_spark("delta-spark")
+    ctx, results, found, _clocks, versions = scenario(spark, config, tmp_path / "warehouse", "delta-spark")
     assert found[1] == OTHERS | {OWNER_A_RESOLVED, OWNER_C}
     assert found[2] == OTHERS | {OWNER_A_RESOLVED}
     assert [r.rows_out for r in results[1:3]] == [2, 0]
@@ -314,3 +313,19 @@ def test_changing_the_rules_changes_the_revision(tmp_path):
     reworded = parse_rules(packaged, "rules.yaml")
     revisions = [governance_violations.spec_for(r).revision for r in (rules, edited, reworded)]
     assert revisions[0] != revisions[1] == revisions[2]  # a description changes no row
+
+
+def test_the_configured_rules_file_is_the_one_evaluated(tmp_path):
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "rules:\n  - {id: stale_owner, kind: owner_missing, severity: critical, after_hours: 1}\n",
+        encoding="utf-8",
+    )
+    conf = tmp_path / "lakehouse.yaml"
+    conf.write_text(f"governance:\n  rules_file: {rules}\n", encoding="utf-8")
+    configured = governance_violations.configured_spec(load_config(conf))
+    packaged = governance_violations.configured_spec(load_config())
+    assert configured.revision and packaged.revision and configured.revision != packaged.revision
+    rules.write_text("rules:\n  - {id: stale_owner, kind: owner_missing, severity: high}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^rules.yaml: rule 'stale_owner': severity: must be one of"):
+        governance_violations.configured_spec(load_config(conf))

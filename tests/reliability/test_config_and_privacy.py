@@ -69,6 +69,7 @@ def test_yaml_object_tags_are_refused_not_executed(tmp_path):
         ("governance:\n  actor_kinds:\n    robot: ['x']\n", "governance.actor_kinds.robot"),
         ("governance:\n  actor_kinds:\n    service: [3]\n", "governance.actor_kinds.service"),
         ("governance:\n  reversal_window_hours: 0\n", "governance.reversal_window_hours"),
+        ("governance:\n  rules_file: ''\n", "governance.rules_file"),
     ],
 )
 def test_unknown_keys_and_wrong_types_name_the_key(tmp_path, text, key):
