@@ -248,7 +248,9 @@ def _validate_governance(governance: dict, origin: str) -> None:
         raise ConfigError(f"{origin}: governance.reversal_window_hours must be a number > 0, got {window!r}")
     rules_file = governance["rules_file"]
     if not isinstance(rules_file, str) or not rules_file.strip():
-        raise ConfigError(f"{origin}: governance.rules_file must be a path to a rules file, got {rules_file!r}")
+        raise ConfigError(
+            f"{origin}: governance.rules_file must be a path to a rules file, got {rules_file!r}"
+        )
 
 
 def _pattern_list(patterns: Any, key: str, origin: str) -> None:
