@@ -4,7 +4,7 @@ accounts, and the window within which an undone change is a reversal.
 
 Gold tables that depend on them (`gold.change_history`'s `actor_kind`, `gold.actors`,
 `gold.entity_governance_timeline`, `gold.governance_coverage_daily`, `gold.sensitive_exposure`,
-`gold.change_reversals`) carry a `revision` naming the rules they were built with, so a change of
+`gold.change_reversals`, `gold.governance_violations`) carry a `revision` naming the rules they were built with, so a change of
 the rules rebuilds them once (`pipelines.executors.gold`), and a table built before its columns
 existed is rebuilt the same way.
 

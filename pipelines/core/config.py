@@ -249,6 +249,11 @@ def _validate_governance(governance: dict, origin: str) -> None:
     window = governance["reversal_window_hours"]
     if isinstance(window, bool) or not isinstance(window, (int, float)) or window <= 0:
         raise ConfigError(f"{origin}: governance.reversal_window_hours must be a number > 0, got {window!r}")
+    rules_file = governance["rules_file"]
+    if not isinstance(rules_file, str) or not rules_file.strip():
+        raise ConfigError(
+            f"{origin}: governance.rules_file must be a path to a rules file, got {rules_file!r}"
+        )
 
 
 def _pattern_list(patterns: Any, key: str, origin: str) -> None:

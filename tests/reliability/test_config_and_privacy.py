@@ -74,6 +74,7 @@ def test_yaml_object_tags_are_refused_not_executed(tmp_path):
         ("feeds:\n  datahub:\n    freshness_hours: 0\n", "feeds.datahub.freshness_hours"),
         ("feeds:\n  datahub:\n    families: {TAG: soon}\n", "feeds.datahub.families.TAG"),
         ("feeds:\n  datahubb:\n    freshness_hours: 4\n", "feeds.datahubb"),
+        ("governance:\n  rules_file: ''\n", "governance.rules_file"),
     ],
 )
 def test_unknown_keys_and_wrong_types_name_the_key(tmp_path, text, key):

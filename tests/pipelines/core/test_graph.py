@@ -134,11 +134,11 @@ def test_the_default_groups_are_one_per_layer_and_lane_of_landing_sources():
         "silver_datahub",
         "silver_openmetadata",
         "silver_dataworks",
-        "gold_datahub_openmetadata_dataworks",
         "gold_datahub",
         "gold_datahub_openmetadata",
         "gold_openmetadata",
         "gold_dataworks",
+        "gold_datahub_openmetadata_dataworks",  # its violations read the governance profiles
     ]
     assert groups["bronze_datahub"].tasks == (
         "bronze_datahub_entity_change_events",
@@ -146,6 +146,7 @@ def test_the_default_groups_are_one_per_layer_and_lane_of_landing_sources():
     )
     assert groups["gold_datahub_openmetadata"].depends_on == ("silver_datahub", "silver_openmetadata")
     assert "gold_change_history" in groups["gold_datahub_openmetadata_dataworks"].tasks
+    assert "gold_datahub_openmetadata" in groups["gold_datahub_openmetadata_dataworks"].depends_on
     assert len(groups["silver_dataworks"].tasks) == 16
 
 
