@@ -302,9 +302,7 @@ def test_the_page_has_a_chart_per_series_and_loads_nothing(page):
 def test_sections_of_tables_not_there_yet_say_so_and_dq_report_writes_both(spark, tmp_path, capsys):
     warehouse = tmp_path / "warehouse"
     store = open_store(spark, warehouse, "delta-rs")
-    store.append(
-        spark.createDataFrame([("c1", "datahub", "urn:e1", CLOCK)], HISTORY_SCHEMA), CHANGE_HISTORY
-    )
+    store.append(spark.createDataFrame([("c1", "datahub", "urn:e1", CLOCK)], HISTORY_SCHEMA), CHANGE_HISTORY)
     assert main(["dq-report", "--warehouse", str(warehouse)]) == 0
     paths = [Path(p) for p in capsys.readouterr().out.splitlines()]
     assert [p.name for p in paths] == ["dq_report.html", "governance_report.html"]
