@@ -258,7 +258,10 @@ def test_a_breach_configured_as_fail_stops_the_run_and_is_recorded_as_fail(built
     assert results[("feeds.openmetadata", "feed_is_fresh:all")] == ("fail", True, 1)
 
 
-@pytest.mark.slow  # Delta's JVM engine: the task run twice, on two of the silver tables
+# Delta's JVM engine: the task run twice, on two of the silver tables; make test-all builds this
+# table on delta-spark in every whole-pipeline run of that engine, each compared with delta-rs
+@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_the_same_on_delta_spark(spark, feed_config, tmp_path):
     skip_without_delta_spark("delta-spark")
     found = _scenario(spark, tmp_path, "delta-spark", feed_config, tables=(DH, OM))

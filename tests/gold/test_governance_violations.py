@@ -237,7 +237,10 @@ def test_violation_ids_are_stable_and_unique(story):
     assert {r.violation_id for r in rebuilt.collect()} == {r.violation_id for r in table.collect()}
 
 
-@pytest.mark.slow  # Delta's JVM engine
+# Delta's JVM engine; make test-all builds this table on delta-spark in every whole-pipeline run of
+# that engine (the samples, catalog tables, Spark Connect, the job cluster), each compared with delta-rs
+@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_the_story_on_delta_spark(spark, config, tmp_path):
     """The first two batches and the idle run: a group replaced by Delta's own engine."""
     skip_without_delta_spark("delta-spark")
