@@ -21,6 +21,7 @@ from pipelines.notifications.run import notify
 from pipelines.notifications.settings import settings_from
 from pipelines.ops.bookkeeping import DQ_RESULTS, DQ_SCHEMA
 from tests.support.notification_servers import start_http, start_smtp
+from tests.support.runs import lakehouse
 from tests.support.tables import spark_jobs
 
 UTC = dt.timezone.utc
@@ -246,6 +247,42 @@ def test_a_run_stopped_between_sending_and_recording_sends_that_message_once_mor
     assert sorted(r.body["group"] for r in sent) == ["alice", "alice", "bob"]  # alice's twice, bob's once
     alice = [r.headers["idempotency-key"] for r in sent if r.body["group"] == "alice"]
     assert alice[0] == alice[1]
+    assert unfinished(store) == []
+
+
+@pytest.mark.slow  # two `lakehouse notify` processes, one killed
+@pytest.mark.exhaustive  # a crash case, as the runs' are; the same path stopped in-process is above
+def test_a_notify_process_killed_after_sending_sends_that_message_once_more_and_nothing_twice_after(
+    config, store, spark, warehouse, hooks, tmp_path
+):
+    """The process dies by SIGKILL (its JVM first) right after a message went out and before its
+    outcome is recorded: the next process sends that message again with the same key, the
+    others once, and a third sends nothing."""
+    conf = tmp_path / "notify.yaml"
+    conf.write_text(
+        "storage: {engine: delta-rs}\n"
+        "notifications:\n  enabled: true\n  backoff_seconds: 0.05\n  timeout_seconds: 5\n"
+        "  targets:\n    hooks: {type: webhook, url_env: TEST_HOOK_URL, group_by: responsible}\n",
+        encoding="utf-8",
+    )
+    command = ("notify", "--conf", str(conf), "--warehouse", str(warehouse))
+    go(store, settings(config, {"hooks": HOOK}))  # the target's baseline
+    events(store, spark, ("urn:e1", day(1)))
+    put_violations(
+        store, spark, ["urn:e1"], [violation("v1", "urn:e1", "alice", day(1)), violation("v2", "urn:e1", "bob", day(1))]
+    )  # fmt: skip
+    killed = lakehouse(*command, fault="notify_after_send")
+    assert killed.returncode == -9, (killed.stdout[-1000:], killed.stderr[-2000:])
+    assert len(hooks.delivered("/hook")) == 1
+    done = lakehouse(*command)
+    assert done.returncode == 0, (done.stdout[-1000:], done.stderr[-2000:])
+    go(store, settings(config, {"hooks": HOOK}))  # and then nothing more
+    sent = hooks.delivered("/hook")
+    groups = sorted(r.body["group"] for r in sent)
+    first = sent[0].body["group"]
+    assert groups == sorted([first, "alice", "bob"])  # the killed run's message twice, the other once
+    keys = [r.headers["idempotency-key"] for r in sent if r.body["group"] == first]
+    assert len(keys) == 2 and keys[0] == keys[1]
     assert unfinished(store) == []
 
 
