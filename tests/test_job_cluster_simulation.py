@@ -52,6 +52,7 @@ from pipelines.core.config import PROJECT_ROOT
 from pipelines.core.graph import load_graph
 from pipelines.core.task_groups import task_groups
 from pipelines.deploy import collect_tasks
+from pipelines.deploy.bundle import NOTIFY_TASK
 from pipelines.deploy.deployments import MAIN, Deployment, deployment
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.runtime.java import ensure_java
@@ -425,12 +426,15 @@ def test_the_exported_job_on_a_simulated_cluster_builds_the_tables_a_local_run_b
     graph = load_graph()
     groups = task_groups(graph)
     collect = {c.task_key: c.name for c in collect_tasks.scheduled(graph)}
-    assert sorted(runs) == sorted([*collect, *(g.key for g in groups), "maintenance"])
+    assert sorted(runs) == sorted([*collect, *(g.key for g in groups), NOTIFY_TASK, "maintenance"])
     for key, run in runs.items():
         assert run.state == "SUCCESS", f"{key} {run.state}:\n{run.stdout}\n{run.stderr[-5000:]}"
         first = run.stdout.splitlines()[0] if run.stdout else ""
         if key in collect:  # no server given: the pull has nothing to do
             assert first.startswith(f"lakehouse-collect: {collect[key]}: no server given"), first
+            continue
+        if key == NOTIFY_TASK:  # no target configured: nothing to tell, nothing read
+            assert first.startswith("lakehouse-task --notify: notifications are off"), first
             continue
         assert "engine=delta-spark" in first, f"{key}: first line {first!r}"
         assert SECRETS[SALT_SECRET] not in run.stdout + run.stderr, f"{key} printed the IP salt"

@@ -53,7 +53,7 @@ def run_job(
         running[pool.submit(attempt, run)] = run
 
     with ThreadPoolExecutor(width or len(tasks)) as pool:
-        while len(runs) < len(by_key):
+        while len(runs) < len(by_key) or running:  # every task started, and every attempt's outcome in
             for key in [k for k in by_key if k not in runs]:
                 upstream = [runs.get(d) for d in waits[key]]
                 if any(r is None or r.state == "RUNNING" for r in upstream):
