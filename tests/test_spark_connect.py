@@ -244,6 +244,60 @@ def test_the_rules_session_refuses_what_databricks_refuses(connect_server, tmp_p
         assert REFUSED not in done.stderr
 
 
+# Two toy tasks meeting at a rendezvous (`tests.support.toy_graph`), run by the runner over a
+# Spark Connect session under serverless's rules: they pass only if they run at the same time.
+SIDE_BY_SIDE = """
+import datetime as dt, json, sys, threading
+sys.path.insert(0, sys.argv[2])
+from pipelines.core.config import load_config
+from pipelines.core.context import RunContext
+from pipelines.core.graph import Task
+from pipelines.orchestration.runner import RunSummary, _run_graph
+from pipelines.runtime.spark import get_spark
+from pipelines.store import open_configured_store
+from tests.support import toy_graph
+
+config = load_config(sys.argv[1])
+spark = get_spark(config)
+store = open_configured_store(spark, config)
+t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+names = ("meets_then_succeeds", "meets_too")
+for name in names:
+    rows = [(f"{name}-{i}", "toy.jsonl", i, t0) for i in range(3)]
+    store.append(spark.createDataFrame(rows, toy_graph.SCHEMA), f"bronze.toy_{name}")
+toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=120)
+tasks = [Task(name, f"tests.support.toy_graph.{name}") for name in names]
+summary = RunSummary("toy-run")
+failed = _run_graph(RunContext(spark, store, config, "toy-run", t0), tasks, 2, summary)
+print(json.dumps({
+    "failed": failed,
+    "messages": {k: r.message for k, r in summary.results.items()},
+    "sessions": toy_graph.SESSIONS,
+    "run_session": spark.session_id,
+    "rows": {name: store.read(f"silver.toy_{name}").count() for name in names},
+}))
+"""
+
+
+def test_tasks_run_side_by_side_over_spark_connect_each_in_a_session_of_its_own(connect_server, tmp_path):
+    """A session this process opened to a named server has siblings on it: each task side by
+    side plans in its own, and the run's session is left as it was."""
+    conf = _conf(tmp_path, connect_server, "toys_", "serverless")
+    done = subprocess.run(
+        [sys.executable, "-c", SIDE_BY_SIDE, str(conf), str(Path(__file__).resolve().parents[1])],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=PROCESS_TIMEOUT_SECONDS,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert REFUSED not in done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["failed"] is None, found["messages"]
+    assert found["rows"] == {"meets_then_succeeds": 3, "meets_too": 3}
+    assert len(set(found["sessions"])) == 2 and found["run_session"] not in found["sessions"]
+
+
 # Imports every module of the installed packages but the local driver's JVM tuning (which only
 # the `local` profile reaches) and the collectors (extras the thin install leaves out).
 IMPORTS = """

@@ -35,7 +35,13 @@ from pipelines.ops.compaction import TableCompaction, compact_after_run
 from pipelines.orchestration.admission import Start, admission_for
 from pipelines.orchestration.failure import one_line_reason
 from pipelines.orchestration.lock import warehouse_lock
-from pipelines.runtime.spark import get_spark, is_connect, task_session
+from pipelines.runtime.spark import (
+    get_spark,
+    is_connect,
+    release_task_session,
+    runs_tasks_side_by_side,
+    task_session,
+)
 from pipelines.store import open_configured_store
 
 EXECUTORS = {BronzeTableSpec: bronze.run, SilverTableSpec: silver.run, GoldTableSpec: gold.run}
@@ -170,8 +176,9 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
     """Run `tasks` (in dependency order), each once its upstream tasks among them succeeded.
     After a failure no task starts; those running finish. Returns the first failed task's key.
     A task that runs alone runs on this thread in the run's own session, as one by one; so do
-    all of a Spark Connect session's, which has no sibling sessions for tasks side by side."""
-    admission = admission_for(ctx, 1 if is_connect(ctx.spark) else parallel)
+    all of a session's that has no sibling sessions for tasks side by side (the session of a
+    Databricks serverless runtime: `pipelines.runtime.connect_siblings`)."""
+    admission = admission_for(ctx, parallel if runs_tasks_side_by_side(ctx.spark) else 1)
     if admission.one_by_one:
         for task in tasks:
             summary.results[task.key] = _run_task(ctx, task.key, task.spec(ctx.config))
@@ -216,8 +223,11 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
 
 def _run_task_in_own_session(ctx: RunContext, task: Task) -> TaskResult:
     session = task_session(ctx.spark)
-    own = dataclasses.replace(ctx, spark=session, store=ctx.store.for_session(session))
-    return _run_task(own, task.key, task.spec(ctx.config))
+    try:
+        own = dataclasses.replace(ctx, spark=session, store=ctx.store.for_session(session))
+        return _run_task(own, task.key, task.spec(ctx.config))
+    finally:
+        release_task_session(session)
 
 
 def _run_task(ctx: RunContext, key: str, spec) -> TaskResult:

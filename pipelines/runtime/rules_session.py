@@ -37,8 +37,9 @@ class LocalServerNotAllowed(ValueError):
     """Rules were asked of a session whose server this process would start itself."""
 
 
-def connect(remote: str, rules: ComputeRules):
-    """A Spark Connect session with the server at `remote` (`sc://host:port`) under `rules`."""
+def connect(remote: str, rules: ComputeRules, new: bool = False):
+    """A Spark Connect session with the server at `remote` (`sc://host:port`) under `rules`: this
+    process's (`getOrCreate`), or with `new` one more beside it (`create`)."""
     from pyspark.sql.connect.client import DefaultChannelBuilder
     from pyspark.sql.connect.session import SparkSession
 
@@ -51,7 +52,8 @@ def connect(remote: str, rules: ComputeRules):
     # What PySpark's own `builder.remote()` does before it creates a Connect session: marks the
     # process as Spark Connect's, so that `pyspark.sql.functions` builds Connect columns
     os.environ[CONNECT_MODE] = "1"
-    return SparkSession.builder.channelBuilder(channel).getOrCreate()
+    builder = SparkSession.builder.channelBuilder(channel)
+    return builder.create() if new else builder.getOrCreate()
 
 
 def refusal(request: Any, rules: ComputeRules) -> tuple[str, str, str, dict[str, str]] | None:

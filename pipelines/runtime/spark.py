@@ -27,6 +27,7 @@ from pyspark.errors import PySparkException
 from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
+from pipelines.runtime import connect_siblings
 from pipelines.runtime.compute_rules import follow, named_rules, rules_of
 from pipelines.runtime.table_engines import engine_for_new_session, uses_connect
 
@@ -107,9 +108,14 @@ def _connect_session(config: Config, spark_conf: dict) -> SparkSession:
     if rules is not None:
         from pipelines.runtime import rules_session
 
-        spark = rules_session.connect(remote, rules)
-        follow(spark, rules)
-        _set_runtime_conf(spark, spark_conf)
+        def under_rules(new: bool) -> SparkSession:
+            session = rules_session.connect(remote, rules, new=new)
+            follow(session, rules)
+            _set_runtime_conf(session, spark_conf)
+            return session
+
+        spark = under_rules(new=False)
+        connect_siblings.allow_siblings(spark, lambda: under_rules(new=True))
         return spark
     builder = SparkSession.builder.remote(remote)
     if LOCAL_REMOTE.fullmatch(remote):
@@ -125,6 +131,14 @@ def _connect_session(config: Config, spark_conf: dict) -> SparkSession:
             _fall_back(config, exc)
         raise
     _set_runtime_conf(spark, spark_conf)
+    if not LOCAL_REMOTE.fullmatch(remote):  # a server of its own stops with any of its sessions
+
+        def sibling() -> SparkSession:
+            session = SparkSession.builder.remote(remote).create()
+            _set_runtime_conf(session, spark_conf)
+            return session
+
+        connect_siblings.allow_siblings(spark, sibling)
     return spark
 
 
@@ -268,13 +282,26 @@ def filters_stay_put(spark: SparkSession) -> Iterator[None]:
 def task_session(spark: SparkSession) -> SparkSession:
     """A session of its own for one task run on this thread: same Spark, cache and settings as
     `spark`, but settings changed inside the task (`small_input_mode`, `filters_stay_put`) no
-    longer reach tasks running beside it. A Spark Connect session has no such sibling: its
-    tasks run one at a time (`pipelines.orchestration.admission`) in it."""
+    longer reach tasks running beside it. A Spark Connect session's sibling is a new session on
+    the same server (`pipelines.runtime.connect_siblings`; `release_task_session` ends it); one
+    with no siblings is returned as it is, and its tasks run one at a time."""
     if is_connect(spark):
-        return spark
+        return connect_siblings.open_sibling(spark) if connect_siblings.has_siblings(spark) else spark
     session = spark.newSession()
     follow(session, rules_of(spark))
     for key, value in spark.conf.getAll.items():  # settings set on the running session too
         if spark.conf.isModifiable(key):
             session.conf.set(key, value)
     return session
+
+
+def release_task_session(session: SparkSession) -> None:
+    """End a task's session once its task is done, where it holds a server's resources (a
+    Spark Connect sibling); a classic sibling needs nothing."""
+    connect_siblings.release(session)
+
+
+def runs_tasks_side_by_side(spark: SparkSession) -> bool:
+    """Whether tasks may run beside each other on `spark`: a classic session always; a Spark
+    Connect session where it has siblings (`pipelines.runtime.connect_siblings`)."""
+    return not is_connect(spark) or connect_siblings.has_siblings(spark)

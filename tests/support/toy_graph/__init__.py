@@ -18,8 +18,13 @@ SESSIONS: list[str] = []  # the Spark session id each meeting transform's input 
 SCHEMA = "raw string, source_file string, record_index long, ingested_at timestamp"
 
 
+def session_id(spark) -> str:
+    """The id of a classic session (its JVM's) or of a Spark Connect session (the server's)."""
+    return getattr(spark, "session_id", None) or spark._jsparkSession.sessionUUID()
+
+
 def meet(bronze: DataFrame) -> None:
-    SESSIONS.append(bronze.sparkSession._jsparkSession.sessionUUID())
+    SESSIONS.append(session_id(bronze.sparkSession))
     RENDEZVOUS["barrier"].wait()
 
 
