@@ -63,7 +63,7 @@ test-exhaustive: $(STAMP)
 	echo "make test-exhaustive: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 # What only measures size: the generated-scale run at 300,000 events, the time per event from 1M to 4M
-# events, and every phase of `make bench` on a tiny landing (not run by CI; about three quarters of an
+# events, every phase of `make bench` and the schedule simulator on a tiny landing (not run by CI; about three quarters of an
 # hour on a 2-core machine).
 test-scale: $(STAMP)
 	@start=$$(date +%s); status=0; \

@@ -1,5 +1,6 @@
 """`make bench` (`benchmarks.scheduled`): its targets judge the figures they name, and a tiny
-run of every phase prints them, each run a `lakehouse run` process."""
+run of every phase prints them, each run a `lakehouse run` process; `benchmarks.schedule`
+times scheduled runs on a tiny feed and leaves no table fragmented."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import json
 
 import pytest
 
-from benchmarks import scheduled
+from benchmarks import schedule, scheduled
 from benchmarks.scheduled import Run, targets
-from benchmarks.workload import SMALL_FILE_RECORDS, write_small_files
+from benchmarks.workload import SMALL_FILE_RECORDS, generate_landing, write_small_files
+from pipelines.store import open_store
 
 
 def _runs(**seconds) -> list[Run]:
@@ -94,3 +96,25 @@ def test_every_phase_runs_as_a_new_process_and_prints_its_figures(tmp_path, caps
         "delta-rs: increment on the larger warehouse <= 1.5x on the smaller",
         "delta-rs: finding the new files among the small ones < 2 s",
     }
+
+
+@pytest.mark.scale  # two timed runs of the schedule simulator: it measures, as `make bench` does
+def test_scheduled_runs_print_their_seconds_and_files_and_leave_no_table_fragmented(spark, tmp_path, capsys):
+    """`benchmarks.schedule` on a tiny feed: two runs, each timed, the warehouse's files counted,
+    and after the last no table holds as many small files as trigger a compaction."""
+    landing, warehouse = tmp_path / "landing", tmp_path / "warehouse"
+    generate_landing(landing, 300, seed=0)
+    conf = tmp_path / "schedule.yaml"
+    conf.write_text("maintenance:\n  compact_min_files: 2\n")
+    argv = ["--warehouse", str(warehouse), "--landing", str(landing), "--runs", "2", "--events", "30"]
+    assert schedule.main([*argv, "--conf", str(conf)], spark=spark) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    runs = json.loads(lines[-1])["runs"]
+    assert [r["run"] for r in runs] == [1, 2]
+    assert [line.split()[:2] for line in lines[:-1]] == [["run", "1"], ["run", "2"]]
+    assert all(r["seconds"] > 0 and r["data_files"] > 0 for r in runs)
+    assert "ops.ingestion_log" in runs[0]["compacted"]  # each bronze task logs its files: several a run
+    store = open_store(spark, warehouse, "delta-rs")
+    assert runs[-1]["data_files"] == schedule.data_files(store)
+    assert max(store.compactable_files(t, 32 * 1024 * 1024) for t in store.tables()) < 2
+    assert len(list(landing.glob("*/incr-2"))) == 4  # each run landed its increment in every source

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import run as bench
-from benchmarks import schedule, settings_ab
+from benchmarks import settings_ab
 from benchmarks.duckdb_reference import run_reference
 from benchmarks.instrument import Instrumentation, MemorySampler, TaskTiming, jvm_cpu_seconds
 from benchmarks.report import report
@@ -499,28 +499,6 @@ def test_report_prints_every_figure_without_spark():
     assert (
         "incremental, new process     12.50 s  (1 events in incr-2/; Python + Spark start-up 4.00 s" in text
     )
-
-
-@pytest.mark.slow
-def test_scheduled_runs_print_their_seconds_and_files_and_leave_no_table_fragmented(spark, tmp_path, capsys):
-    """`benchmarks.schedule` on a tiny feed: two runs, each timed, the warehouse's files counted,
-    and after the last no table holds as many small files as trigger a compaction."""
-    landing, warehouse = tmp_path / "landing", tmp_path / "warehouse"
-    generate_landing(landing, 300, seed=0)
-    conf = tmp_path / "schedule.yaml"
-    conf.write_text("maintenance:\n  compact_min_files: 2\n")
-    argv = ["--warehouse", str(warehouse), "--landing", str(landing), "--runs", "2", "--events", "30"]
-    assert schedule.main([*argv, "--conf", str(conf)], spark=spark) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    runs = json.loads(lines[-1])["runs"]
-    assert [r["run"] for r in runs] == [1, 2]
-    assert [line.split()[:2] for line in lines[:-1]] == [["run", "1"], ["run", "2"]]
-    assert all(r["seconds"] > 0 and r["data_files"] > 0 for r in runs)
-    assert "ops.ingestion_log" in runs[0]["compacted"]  # each bronze task logs its files: several a run
-    store = open_store(spark, warehouse, "delta-rs")
-    assert runs[-1]["data_files"] == schedule.data_files(store)
-    assert max(store.compactable_files(t, 32 * 1024 * 1024) for t in store.tables()) < 2
-    assert len(list(landing.glob("*/incr-2"))) == 4  # each run landed its increment in every source
 
 
 def test_settings_ab_takes_key_value_settings():
