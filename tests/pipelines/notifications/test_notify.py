@@ -251,7 +251,6 @@ def test_a_run_stopped_between_sending_and_recording_sends_that_message_once_mor
 
 
 @pytest.mark.slow  # two `lakehouse notify` processes, one killed
-@pytest.mark.exhaustive  # a crash case, as the runs' are; the same path stopped in-process is above
 def test_a_notify_process_killed_after_sending_sends_that_message_once_more_and_nothing_twice_after(
     config, store, spark, warehouse, hooks, tmp_path
 ):
