@@ -27,6 +27,7 @@ import yaml
 
 from benchmarks.workload import add_increment, generate_landing
 from pipelines.orchestration.runner import run_pipeline
+from pipelines.runtime.connect_siblings import client_closes_sessions_apart
 from pipelines.runtime.rules_session import REFUSED
 from pipelines.store import open_store
 from tests.support.engines import with_engine
@@ -265,7 +266,7 @@ names = ("meets_then_succeeds", "meets_too")
 for name in names:
     rows = [(f"{name}-{i}", "toy.jsonl", i, t0) for i in range(3)]
     store.append(spark.createDataFrame(rows, toy_graph.SCHEMA), f"bronze.toy_{name}")
-toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=120)
+toy_graph.RENDEZVOUS["barrier"] = threading.Barrier(2, timeout=float(sys.argv[3]))
 tasks = [Task(name, f"tests.support.toy_graph.{name}") for name in names]
 summary = RunSummary("toy-run")
 failed = _run_graph(RunContext(spark, store, config, "toy-run", t0), tasks, 2, summary)
@@ -274,17 +275,21 @@ print(json.dumps({
     "messages": {k: r.message for k, r in summary.results.items()},
     "sessions": toy_graph.SESSIONS,
     "run_session": spark.session_id,
-    "rows": {name: store.read(f"silver.toy_{name}").count() for name in names},
+    "rows": {name: store.read(f"silver.toy_{name}").count() for name in names if store.exists(f"silver.toy_{name}")},
 }))
 """
 
 
 def test_tasks_run_side_by_side_over_spark_connect_each_in_a_session_of_its_own(connect_server, tmp_path):
     """A session this process opened to a named server has siblings on it: each task side by
-    side plans in its own, and the run's session is left as it was."""
+    side plans in its own, and the run's session is left as it was. With a client that cannot
+    close one session while others run (before PySpark 4.2) the tasks run one by one: the first
+    waits at the rendezvous in vain."""
+    side_by_side = client_closes_sessions_apart()
     conf = _conf(tmp_path, connect_server, "toys_", "serverless")
+    wait = "120" if side_by_side else "2"
     done = subprocess.run(
-        [sys.executable, "-c", SIDE_BY_SIDE, str(conf), str(Path(__file__).resolve().parents[1])],
+        [sys.executable, "-c", SIDE_BY_SIDE, str(conf), str(Path(__file__).resolve().parents[1]), wait],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -293,9 +298,22 @@ def test_tasks_run_side_by_side_over_spark_connect_each_in_a_session_of_its_own(
     assert done.returncode == 0, done.stderr[-3000:]
     assert REFUSED not in done.stderr
     found = json.loads(done.stdout.strip().splitlines()[-1])
+    if not side_by_side:
+        assert found["failed"] == "meets_then_succeeds", found["messages"]
+        assert found["messages"]["meets_then_succeeds"].startswith("BrokenBarrierError")
+        assert found["sessions"] == [found["run_session"]]
+        return
     assert found["failed"] is None, found["messages"]
     assert found["rows"] == {"meets_then_succeeds": 3, "meets_too": 3}
     assert len(set(found["sessions"])) == 2 and found["run_session"] not in found["sessions"]
+
+
+@pytest.mark.parametrize(
+    ("version", "apart"),
+    [("4.0.1", False), ("4.1.1", False), ("4.2.0", True), ("4.3.0.dev0", True), ("5.0.0", True)],
+)
+def test_sessions_open_beside_each_other_only_with_a_client_that_closes_them_apart(version, apart):
+    assert client_closes_sessions_apart(version) is apart
 
 
 # Imports every module of the installed packages but the local driver's JVM tuning (which only

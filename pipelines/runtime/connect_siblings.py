@@ -9,13 +9,17 @@ a command's commit metadata under standard access mode) never reaches another.
 
 Only a session this process opened to a server it names (`sc://host:port`) has siblings: the
 session of a Databricks runtime (`use_existing_session`) is the platform's, and a `local[...]`
-remote's server stops with any of its sessions. Those runs take their tasks one by one.
+remote's server stops with any of its sessions. Nor does a client before PySpark 4.2: closing
+one of its sessions (or dropping it: `__del__`) shuts down the thread pool every session of the
+process shares and waits for it, which deadlocks the sessions still running (SPARK-55406).
+Those runs take their tasks one by one.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -25,9 +29,25 @@ _factories: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _siblings: weakref.WeakSet = weakref.WeakSet()
 
 
+SAFE_CLIENT = (4, 2)  # the first PySpark whose Connect client closes a session on its own
+
+
+def client_closes_sessions_apart(version: str | None = None) -> bool:
+    """Whether the installed Spark Connect client (`version`: PySpark's, by default) can close
+    one session while others of the process run (`SAFE_CLIENT`)."""
+    if version is None:
+        import pyspark
+
+        version = pyspark.__version__
+    numbers = re.match(r"(\d+)\.(\d+)", version)
+    return numbers is not None and (int(numbers[1]), int(numbers[2])) >= SAFE_CLIENT
+
+
 def allow_siblings(spark: Any, open_sibling: Callable[[], Any]) -> None:
-    """Record that `open_sibling()` opens a new session beside `spark`, set up as `spark` is."""
-    _factories[spark] = open_sibling
+    """Record that `open_sibling()` opens a new session beside `spark`, set up as `spark` is
+    (nothing where the client cannot close sessions apart: its runs take tasks one by one)."""
+    if client_closes_sessions_apart():
+        _factories[spark] = open_sibling
 
 
 def has_siblings(spark: Any) -> bool:
