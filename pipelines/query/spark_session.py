@@ -58,7 +58,8 @@ class SqlSession:
         catalog: str = "",
         schema_prefix: str = "",
     ):
-        self.spark = task_session(spark)
+        # over Spark Connect the views are registered in `spark` itself: no session to end later
+        self.spark = task_session(spark, connect_sibling=False)
         settings = {**REQUIRED_CONF, **_shuffle_conf(spark)}
         for key, value in rules_of(self.spark).settable_part(settings).items():  # serverless: a few
             self.spark.conf.set(key, value)

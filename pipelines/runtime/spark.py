@@ -279,14 +279,18 @@ def filters_stay_put(spark: SparkSession) -> Iterator[None]:
         yield
 
 
-def task_session(spark: SparkSession) -> SparkSession:
+def task_session(spark: SparkSession, connect_sibling: bool = True) -> SparkSession:
     """A session of its own for one task run on this thread: same Spark, cache and settings as
     `spark`, but settings changed inside the task (`small_input_mode`, `filters_stay_put`) no
     longer reach tasks running beside it. A Spark Connect session's sibling is a new session on
     the same server (`pipelines.runtime.connect_siblings`; `release_task_session` ends it); one
-    with no siblings is returned as it is, and its tasks run one at a time."""
+    with no siblings is returned as it is, and its tasks run one at a time; so is any Connect
+    session with `connect_sibling=False` (a caller with no task to end it after: a sibling left
+    open is closed by PySpark as the interpreter exits, which can hang it)."""
     if is_connect(spark):
-        return connect_siblings.open_sibling(spark) if connect_siblings.has_siblings(spark) else spark
+        if connect_sibling and connect_siblings.has_siblings(spark):
+            return connect_siblings.open_sibling(spark)
+        return spark
     session = spark.newSession()
     follow(session, rules_of(spark))
     for key, value in spark.conf.getAll.items():  # settings set on the running session too
