@@ -111,7 +111,7 @@ def test_each_parallel_task_plans_in_a_session_of_its_own(spark, store, run_task
     run_tasks(2, FIRST, SECOND)
 
     assert len(toy_graph.SESSIONS) == 2 and len(set(toy_graph.SESSIONS)) == 2
-    assert spark._jsparkSession.sessionUUID() not in toy_graph.SESSIONS
+    assert toy_graph.session_id(spark) not in toy_graph.SESSIONS
     assert spark.conf.get("spark.sql.shuffle.partitions") == before
 
 
@@ -158,7 +158,7 @@ def test_auto_runs_a_large_task_on_the_calling_thread_in_the_runs_session(
     settings = _small_input_rows(tmp_path, 4)
 
     failed, _summary = run_tasks("auto", FIRST, settings=settings)
-    assert failed == "first" and toy_graph.SESSIONS == [spark._jsparkSession.sessionUUID()]
+    assert failed == "first" and toy_graph.SESSIONS == [toy_graph.session_id(spark)]
 
     plain = Task("plain", f"{TOYS}.plain")
     again = Task("plain_again", f"{TOYS}.plain", ("plain",))
