@@ -19,7 +19,8 @@ from tests.support.engines import engine_store
 from tests.support.tables import spark_jobs
 
 UTC = dt.timezone.utc
-pytestmark = pytest.mark.usefixtures("small_input")  # a few rows per table: run as a small input
+# a few rows per table: run as a small input
+pytestmark = [pytest.mark.usefixtures("small_input"), pytest.mark.heavy(seconds=130)]
 
 
 @pytest.fixture
