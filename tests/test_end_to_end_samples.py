@@ -23,8 +23,6 @@ from tests.support.tables import BRONZE_TABLES, assert_reconciles
 SAMPLES = PROJECT_ROOT / "samples"
 EXPECTED = json.loads((SAMPLES / "expected_counts.json").read_text())
 
-pytestmark = pytest.mark.heavy(seconds=135)  # the samples built by each engine
-
 
 # delta-spark builds the samples in about three times delta-rs' time
 BOTH_ENGINES = [pytest.param("delta-rs"), pytest.param("delta-spark", marks=pytest.mark.slow)]

@@ -65,7 +65,7 @@ from tests.support.jobs_service import overlapping, run_job
 from tests.support.packaging import build_wheel
 from tests.support.tables import table_differences
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy(seconds=440)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 ANY_REFERENCE = re.compile(r"\$\{[^}]*\}")
 SECRET_REFERENCE = re.compile(r"\{\{secrets/([^/}]+)/([^/}]+)\}\}")

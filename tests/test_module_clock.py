@@ -1,6 +1,6 @@
 """The suite's module clock (`tests/support/module_clock.py`), run on small suites of its own in
 pytest subprocesses: a module over the bound fails the session where asked and is named
-otherwise, one of the scale target does not fail it, modules marked `heavy` start first, longest first, and under N test workers the bound is N times as long."""
+otherwise, one of the scale target does not fail it, modules marked `heavy` start first, and under N test workers the bound is N times as long."""
 
 from __future__ import annotations
 
@@ -72,19 +72,6 @@ def test_heavy_modules_start_first(pytester, suite):
     result = suite("-v")
     ran = [line.split("::")[0] for line in result.stdout.lines if "::test_quick PASSED" in line]
     assert ran == ["test_c_heavy.py", "test_a_quick.py", "test_b_quick.py"]
-
-
-def test_heavy_modules_start_longest_first(pytester, suite):
-    heavy = "import pytest\npytestmark = pytest.mark.heavy{}\n\ndef"
-    pytester.makepyfile(
-        test_a_quick=QUICK,
-        test_b_heavy=QUICK.replace("def", heavy.format("")),
-        test_c_heavy=QUICK.replace("def", heavy.format("(seconds=100)")),
-        test_d_heavy=QUICK.replace("def", heavy.format("(seconds=400)")),
-    )
-    result = suite("-v")
-    ran = [line.split("::")[0] for line in result.stdout.lines if "::test_quick PASSED" in line]
-    assert ran == ["test_d_heavy.py", "test_c_heavy.py", "test_b_heavy.py", "test_a_quick.py"]
 
 
 def test_under_two_workers_a_module_may_take_twice_the_bound(pytester, suite):

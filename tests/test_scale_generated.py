@@ -75,7 +75,7 @@ SEED = 2024
 # (tests/test_spark_connect.py) and checks its idle commits on tables (test_table_store.py).
 ON_DELTA_SPARK = pytest.param("incremental_delta_spark", marks=pytest.mark.exhaustive)
 WAREHOUSES = ("full", "incremental", ON_DELTA_SPARK)
-pytestmark = [pytest.mark.slow, pytest.mark.heavy(seconds=330), *([pytest.mark.scale] if EVENTS >= SCALE else [])]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy, *([pytest.mark.scale] if EVENTS >= SCALE else [])]
 
 
 @pytest.fixture(scope="module")

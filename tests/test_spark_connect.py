@@ -35,7 +35,7 @@ from tests.support.runs import PROCESS_TIMEOUT_SECONDS, SAMPLES, data_tables, la
 from tests.support.tables import table_differences
 from tests.support.thin_client import thin_client_python
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy(seconds=680)]  # a Spark Connect server, the pipeline through it twice
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]  # a Spark Connect server, the pipeline through it twice
 
 SECOND_LANDING = ("datahub_ece/2024-04", "openmetadata/2024-04-01", "datahub_audit/2024-03-03")
 GENERATED = 1_000  # events of the generated landing: every source, more than one file each

@@ -15,7 +15,7 @@ from tests.support.engines import skip_without_delta_spark, with_engine
 from tests.support.runs import SAMPLES, data_tables
 from tests.support.tables import assert_reconciles, table_differences
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy(seconds=250)]  # Delta's JVM engine, two runs
+pytestmark = pytest.mark.slow  # Delta's JVM engine, two runs
 
 CATALOG, PREFIX = "spark_catalog", "uc_"
 SECOND_LANDING = ("datahub_ece/2024-04", "openmetadata/2024-04-01", "datahub_audit/2024-03-03")

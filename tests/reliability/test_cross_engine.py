@@ -29,7 +29,7 @@ from tests.support.engines import engine_store, skip_without_delta_spark, with_e
 from tests.support.runs import SAMPLES, SOURCES, data_tables
 from tests.support.tables import table_differences
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy(seconds=235)]
+pytestmark = [pytest.mark.slow, pytest.mark.heavy]
 
 # What each engine creates a table with (minReaderVersion, minWriterVersion), and the most each
 # reads and writes: delta-rs 1.x and Delta 4.x both implement reader version 3 and writer

@@ -14,7 +14,7 @@ from tests.support.engines import engine_store
 from tests.support.runs import SAMPLES, SOURCES, data_tables
 from tests.support.tables import table_differences
 
-pytestmark = [pytest.mark.slow, pytest.mark.heavy(seconds=150)]
+pytestmark = [pytest.mark.slow]
 
 
 def _without_layout(patch: pytest.MonkeyPatch) -> None:

@@ -12,10 +12,8 @@ machine the bound was set on).
 The test targets run modules in test workers side by side (pytest-xdist, a module to a worker),
 which share the machine's cores: under N workers a module may take N times the bound, its share
 of the machine being a worker's. Modules marked `heavy` (two minutes or so alone) start first,
-longest first (`heavy(seconds=...)`, about what the module takes in `make test-all`; in the
-order they are collected where equal): a long module started last would keep one worker busy
-while the others have nothing left to run, and the short modules after them fill in the
-workers' ends.
+in the order they are collected: a long module started last would keep one worker busy while
+the others have nothing left to run.
 """
 
 from __future__ import annotations
@@ -43,15 +41,13 @@ def workers(config: pytest.Config) -> int:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    heavy: dict[str, float] = {}
+    heavy = set()
     for item in items:
         if item.get_closest_marker("scale"):
             _scale_modules.add(_module(item.nodeid))
-        marker = item.get_closest_marker("heavy")
-        if marker is not None:
-            heavy[_module(item.nodeid)] = float(marker.kwargs.get("seconds", 0))
-    # heavy modules first, longest first; stable: collection order otherwise
-    items.sort(key=lambda item: (_module(item.nodeid) not in heavy, -heavy.get(_module(item.nodeid), 0)))
+        if item.get_closest_marker("heavy"):
+            heavy.add(_module(item.nodeid))
+    items.sort(key=lambda item: _module(item.nodeid) not in heavy)  # stable: collection order otherwise
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

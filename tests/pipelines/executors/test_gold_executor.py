@@ -28,8 +28,6 @@ from silver import datahub_action_requests, datahub_entity_changes
 from tests.support.engines import schema_prefix_of
 from tests.support.tables import bronze_frame
 
-pytestmark = pytest.mark.heavy(seconds=185)  # many small gold builds
-
 RESOURCE = "urn:li:dataset:(urn:li:dataPlatform:hive,db.t,PROD)"
 T0 = 1_700_000_000_000
 

@@ -19,8 +19,7 @@ from tests.support.engines import engine_store
 from tests.support.tables import spark_jobs
 
 UTC = dt.timezone.utc
-# a few rows per table: run as a small input
-pytestmark = [pytest.mark.usefixtures("small_input"), pytest.mark.heavy(seconds=130)]
+pytestmark = pytest.mark.usefixtures("small_input")  # a few rows per table: run as a small input
 
 
 @pytest.fixture
