@@ -2,8 +2,9 @@
 
 What a cluster does, and what stands in for it here:
 - the bundle builds the wheel (`pip wheel --no-deps`) and the cluster installs it into a
-  Python that has the runtime's Spark and Delta: here a fresh virtualenv outside the
-  repository, with the wheel and the `spark` extra's pins (PySpark and delta-spark);
+  Python that has the runtime's Spark and Delta: here a virtualenv outside the repository with
+  the `spark` extra's pins (PySpark and delta-spark), built once per machine as a runtime's
+  image is, into which each test session installs the wheel;
 - `databricks bundle deploy` merges the default target (`dev`) over the job and fills in its
   references (variables, the user's name, the development-mode schema prefix): here
   `pipelines.deploy.deployments` merges it, for a user `tester`, test folders given for
@@ -40,7 +41,6 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,10 +59,12 @@ from pipelines.runtime.java import ensure_java
 from pipelines.runtime.spark import DELTA_SQL_CONF, SMALL_INPUT_CONF, delta_package
 from pipelines.store import LAYERS, open_store
 from pipelines.store.engine import TableRef
+from tests.support.cached_venvs import beside, cached_venv, install_wheel, is_complete, mark_complete
 from tests.support.engines import skip_without_delta_spark
 from tests.support.hive_metastore import hive_metastore
 from tests.support.jobs_service import overlapping, run_job
-from tests.support.packaging import build_wheel
+from tests.support.one_at_a_time import one_at_a_time
+from tests.support.packaging import build_wheel, wheel_dependencies
 from tests.support.tables import table_differences
 
 pytestmark = [pytest.mark.slow, pytest.mark.heavy]
@@ -138,26 +140,12 @@ def wheel(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def cluster_python(wheel, tmp_path_factory) -> Path:
-    """A fresh virtualenv (one per test session) with the wheel and the runtime's PySpark and delta-spark."""
-    venv = tmp_path_factory.mktemp("cluster") / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    installed = subprocess.run(
-        # no byte-code compiled ahead: Python compiles what a task imports as it imports it
-        [
-            str(venv / "bin" / "python"),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--no-compile",
-        ]
-        + [str(wheel), *runtime_requirements()],
-        capture_output=True,
-        text=True,
-    )
-    assert installed.returncode == 0, installed.stderr[-3000:]
+def cluster_python(wheel) -> Path:
+    """A virtualenv with the runtime's PySpark and delta-spark and the wheel's dependencies (built
+    once per machine, as a runtime's image is: `tests.support.cached_venvs`), and this session's
+    wheel installed into it, as the cluster installs a job's wheel with its dependencies."""
+    venv = cached_venv("cluster-runtime", [*runtime_requirements(), *wheel_dependencies()])
+    install_wheel(venv, wheel)
     return venv
 
 
@@ -170,29 +158,36 @@ class Runtime:
 
 
 @pytest.fixture(scope="session")
-def runtime(cluster_python, tmp_path_factory) -> Runtime:
-    """Delta's jars as Spark's resolver fetches them (once: a runtime has them built in, so the
-    tasks get the jars, not a package to resolve), and a JVM class archive of the classes a task
+def runtime(cluster_python) -> Runtime:
+    """Delta's jars as Spark's resolver fetches them (a runtime has them built in, so the tasks
+    get the jars, not a package to resolve), and a JVM class archive of the classes a task
     loads, which every task's JVM maps instead of loading them from jars again (none where this
-    JDK cannot record one: the tasks start without)."""
-    folder = tmp_path_factory.mktemp("runtime")
+    JDK cannot record one: the tasks start without). Both are recorded once per runtime venv,
+    JDK and Delta version, as a runtime's image carries them, and kept beside the venv."""
+    folder = beside(cluster_python, "classes", ensure_java(), delta_package())
     archive = folder / "spark.jsa"
-    env = runtime_environment(
-        cluster_python,
-        {},
-        ["--packages", delta_package()],
-        java=[f"-XX:ArchiveClassesAtExit={archive}", *QUIET_CDS],
-    )
-    recorded = subprocess.run(
-        [str(cluster_python / "bin" / "python"), "-c", RECORD_CLASSES, str(folder / "table")],
-        cwd=empty_folder(folder / "cwd"),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TASK_TIMEOUT_SECONDS,
-    )
-    assert recorded.returncode == 0, recorded.stderr[-3000:]
-    jars = recorded.stdout.strip().splitlines()[0]
+    with one_at_a_time("cluster-runtime-classes"):
+        if not is_complete(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            env = runtime_environment(
+                cluster_python,
+                {},
+                ["--packages", delta_package()],
+                java=[f"-XX:ArchiveClassesAtExit={archive}", *QUIET_CDS],
+            )
+            recorded = subprocess.run(
+                [str(cluster_python / "bin" / "python"), "-c", RECORD_CLASSES, str(folder / "table")],
+                cwd=empty_folder(folder / "cwd"),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=TASK_TIMEOUT_SECONDS,
+            )
+            assert recorded.returncode == 0, recorded.stderr[-3000:]
+            (folder / "jars").write_text(recorded.stdout.strip().splitlines()[0])
+            mark_complete(folder)
+    jars = (folder / "jars").read_text()
     assert "delta-spark" in jars, jars
     return Runtime(jars, archive if archive.is_file() and archive.stat().st_size > 0 else None)
 

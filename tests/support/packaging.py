@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import shutil
 import subprocess
 import sys
@@ -39,3 +40,9 @@ def build_wheel(source: Path, out: Path) -> Path:
     assert built.returncode == 0, built.stderr[-3000:]
     (path,) = out.glob("catalog_lakehouse-*.whl")
     return path
+
+
+def wheel_dependencies() -> list[str]:
+    """What installing the wheel brings besides it: its requirements outside any extra."""
+    requirements = importlib.metadata.requires("catalog-lakehouse") or []
+    return sorted(r for r in requirements if "extra ==" not in r)
