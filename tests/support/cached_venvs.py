@@ -4,8 +4,8 @@ Why: a virtualenv with PySpark takes tens of seconds to build and holds the same
 the same requirements, as an image (a Databricks runtime, a laptop's install) is built once
 and used by every job after. The tests that need one (the thin client of Spark Connect, the
 simulated job cluster's runtime) build it here the first time, and each test session installs
-the wheel of the working tree into it (seconds), so they run the working tree's code. What a
-cached venv is also the key to (a runtime's class archive) lives beside it (`beside`).
+the wheel of the working tree into it (seconds), so they run the working tree's code. What is
+built from a cached venv (a runtime's class archive) is kept beside it (`beside`).
 """
 
 from __future__ import annotations
