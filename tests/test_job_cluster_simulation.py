@@ -59,11 +59,10 @@ from pipelines.runtime.java import ensure_java
 from pipelines.runtime.spark import DELTA_SQL_CONF, SMALL_INPUT_CONF, delta_package
 from pipelines.store import LAYERS, open_store
 from pipelines.store.engine import TableRef
-from tests.support.cached_venvs import beside, cached_venv, install_wheel, is_complete, mark_complete
+from tests.support.cached_venvs import beside, built_once, cached_venv, install_wheel
 from tests.support.engines import skip_without_delta_spark
 from tests.support.hive_metastore import hive_metastore
 from tests.support.jobs_service import overlapping, run_job
-from tests.support.one_at_a_time import one_at_a_time
 from tests.support.packaging import build_wheel, wheel_dependencies
 from tests.support.tables import table_differences
 
@@ -166,27 +165,26 @@ def runtime(cluster_python) -> Runtime:
     JDK and Delta version, as a runtime's image carries them, and kept beside the venv."""
     folder = beside(cluster_python, "classes", ensure_java(), delta_package())
     archive = folder / "spark.jsa"
-    with one_at_a_time("cluster-runtime-classes"):
-        if not is_complete(folder):
-            shutil.rmtree(folder, ignore_errors=True)
-            folder.mkdir(parents=True)
-            env = runtime_environment(
-                cluster_python,
-                {},
-                ["--packages", delta_package()],
-                java=[f"-XX:ArchiveClassesAtExit={archive}", *QUIET_CDS],
-            )
-            recorded = subprocess.run(
-                [str(cluster_python / "bin" / "python"), "-c", RECORD_CLASSES, str(folder / "table")],
-                cwd=empty_folder(folder / "cwd"),
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=TASK_TIMEOUT_SECONDS,
-            )
-            assert recorded.returncode == 0, recorded.stderr[-3000:]
-            (folder / "jars").write_text(recorded.stdout.strip().splitlines()[0])
-            mark_complete(folder)
+
+    def record(folder: Path) -> None:
+        env = runtime_environment(
+            cluster_python,
+            {},
+            ["--packages", delta_package()],
+            java=[f"-XX:ArchiveClassesAtExit={archive}", *QUIET_CDS],
+        )
+        recorded = subprocess.run(
+            [str(cluster_python / "bin" / "python"), "-c", RECORD_CLASSES, str(folder / "table")],
+            cwd=empty_folder(folder / "cwd"),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TASK_TIMEOUT_SECONDS,
+        )
+        assert recorded.returncode == 0, recorded.stderr[-3000:]
+        (folder / "jars").write_text(recorded.stdout.strip().splitlines()[0])
+
+    built_once(folder, record)
     jars = (folder / "jars").read_text()
     assert "delta-spark" in jars, jars
     return Runtime(jars, archive if archive.is_file() and archive.stat().st_size > 0 else None)

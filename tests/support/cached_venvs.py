@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from tests.support.one_at_a_time import one_at_a_time
@@ -28,20 +29,30 @@ def key(*parts: str) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:12]
 
 
+def built_once(folder: Path, build: Callable[[Path], None]) -> Path:
+    """`folder`, filled by `build(folder)` the first time (into an empty folder; a build that did
+    not finish is cleared and done again). Test workers side by side: one builds it, the others
+    wait and find it."""
+    with one_at_a_time(folder.name):
+        if not (folder / COMPLETE).is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            build(folder)
+            (folder / COMPLETE).write_text("")
+    return folder
+
+
 def cached_venv(kind: str, requirements: list[str]) -> Path:
-    """The folder of the venv `kind` holding `requirements`, built the first time (test workers
-    side by side: one builds it, the others wait and find it)."""
-    venv = CACHE / f"{kind}-{key(*requirements)}"
-    with one_at_a_time(f"{kind}-venv"):
-        if not (venv / COMPLETE).is_file():
-            shutil.rmtree(venv, ignore_errors=True)
-            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-            done = subprocess.run(
-                [str(venv / "bin" / "python"), *PIP, *requirements], capture_output=True, text=True
-            )
-            assert done.returncode == 0, done.stderr[-3000:]
-            (venv / COMPLETE).write_text("\n".join(requirements))
-    return venv
+    """The folder of the venv `kind` holding `requirements`, built the first time."""
+
+    def build(venv: Path) -> None:
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        done = subprocess.run(
+            [str(venv / "bin" / "python"), *PIP, *requirements], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    return built_once(CACHE / f"{kind}-{key(*requirements)}", build)
 
 
 def install_wheel(venv: Path, wheel: Path) -> None:
@@ -57,11 +68,3 @@ def install_wheel(venv: Path, wheel: Path) -> None:
 def beside(venv: Path, kind: str, *parts: str) -> Path:
     """A folder next to `venv` for what is built from it and `parts` (kept while both are)."""
     return venv.parent / f"{venv.name}-{kind}-{key(*parts)}"
-
-
-def is_complete(folder: Path) -> bool:
-    return (folder / COMPLETE).is_file()
-
-
-def mark_complete(folder: Path) -> None:
-    (folder / COMPLETE).write_text("")
