@@ -20,8 +20,9 @@ commit. Events of a live feed mostly arrive in order, so most groups read no his
 
 Whatever the path, the rows about to be written (the whole table, or the touched groups
 whole, or the appended rows) are checked against the table's expectation suite first
-(`_gated`): one aggregation over the cached rows, outcomes recorded in `ops.dq_results`, and
-a breached `fail` rule stops the task before anything is written.
+(`_gated`): one aggregation over the rows computed once (cached; on serverless, a small task's
+collected), outcomes recorded in `ops.dq_results`, and a breached `fail` rule stops the task
+before anything is written.
 
 A spec's `checks` run after every run of its task, up to date or not (a feed gone silent
 adds no row): their outcomes go to `ops.dq_results` under the names they give (`_run_checks`).
@@ -62,7 +63,7 @@ from pipelines.quality import (
     no_rows_outcomes,
     suites_dir,
 )
-from pipelines.runtime.caching import keep_cached, release_cached
+from pipelines.runtime.caching import LOCAL_ROWS, keep_cached, release_cached
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import one_of
 from pipelines.store.pruning import AtLeast, In
@@ -92,19 +93,20 @@ def _suite(spec: GoldTableSpec, ctx: RunContext) -> Suite | None:
     return load_suite(spec.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
 
 
-def _gated(
-    spec: GoldTableSpec, ctx: RunContext, rows: DataFrame, write: Callable[[DataFrame, int | None], T]
-) -> T:
+def _gated(job: GoldJob, rows: DataFrame, write: Callable[[DataFrame, int | None], T]) -> T:
     """`write(rows, their count)` once the table's suite passed on `rows`, the rows about to be
     written (whole groups: whole keys), and its outcomes recorded in `ops.dq_results`.
 
-    The rows are cached: the suite's one aggregation computes them, the write reads them back.
-    A breached `fail` rule records the outcomes and raises `QualityGateError` before anything is
-    written (unless `quality.fail_on_breach` is off)."""
+    The rows are computed once: cached, or where the compute caches nothing (serverless) and the
+    task's input is small, collected (up to `LOCAL_ROWS`) and read back from the driver; the
+    suite's one aggregation and the write both read them. A breached `fail` rule records the
+    outcomes and raises `QualityGateError` before anything is written (unless
+    `quality.fail_on_breach` is off)."""
+    spec, ctx = job.spec, job.ctx
     suite = _suite(spec, ctx)
     if suite is None:
         return write(rows, None)
-    cached = keep_cached(rows)
+    cached = keep_cached(rows, collect_up_to=LOCAL_ROWS if job.small else 0)
     try:
         count, outcomes = measure_output(cached, suite)
         fatal = breaches(outcomes)
@@ -182,8 +184,7 @@ def _full_build(job: GoldJob) -> TaskResult:
     metadata = _commit_metadata(spec, ctx, job.present, "full")
     with job.small_input():
         _gated(
-            spec,
-            ctx,
+            job,
             spec.build(inputs),
             lambda rows, count: ctx.store.overwrite(
                 _clustered(spec, rows, count),
@@ -331,6 +332,12 @@ class GoldJob:
         """At most `LOCAL_GROUPS` new rows, so at most that many touched groups (one per row)."""
         return self.plan.source_rows <= LOCAL_GROUPS
 
+    @property
+    def small(self) -> bool:
+        """Whether the rows scanned are below the profile's `small_input_rows` (a small task)."""
+        limit = self.ctx.config.profile.get("small_input_rows")
+        return bool(limit) and self.plan.scanned < limit
+
     def small_input(self, rows: int | None = None):
         """The plans inside run as a small input does when the rows scanned are few (`small_input_mode`)."""
         limit = self.ctx.config.profile.get("small_input_rows")
@@ -384,13 +391,12 @@ def _incremental(job: GoldJob, rows_out: int, message: str = "incremental") -> T
 
 def _append_new_rows(job: GoldJob) -> TaskResult:
     """An append-only table's new groups are built from the new rows alone (no history read)."""
-    spec, ctx, store = job.spec, job.ctx, job.ctx.store
+    spec, store = job.spec, job.ctx.store
     before = store.version(spec.table)
     relevant = {s: spec.relevant(s, rows) for s, rows in job.new_rows.items()}
     with job.small_input():
         _gated(
-            spec,
-            ctx,
+            job,
             spec.build(relevant),
             lambda rows, count: store.append(
                 rows, spec.table, partition_by=list(spec.partition_by), metadata=job.metadata, rows=count
@@ -422,8 +428,7 @@ def _accumulate_general(job: GoldJob, relevant: dict[str, DataFrame]) -> TaskRes
             touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), job.few)
             current = _of_groups(store.read(spec.table), spec.group_key, touched, scratch.values())
             written = _gated(
-                spec,
-                ctx,
+                job,
                 spec.incremental.combine(current, spec.build(relevant)),
                 lambda rows, count: _replace(job, rows, touched, scratch.values(), count),
             )
@@ -436,7 +441,7 @@ def _accumulate_by_locality(job: GoldJob, relevant: dict[str, DataFrame]) -> Tas
     """`_accumulate_new_rows` for a table with a `locality`: one collect finds the touched groups
     and their localities; the rows matching both are read, added to and replaced. None when the
     groups are too many to name in a selection, or a row has no locality (the general path then)."""
-    spec, ctx, store = job.spec, job.ctx, job.ctx.store
+    spec, store = job.spec, job.ctx.store
     with job.small_input():
         pairs = _union([rows.select(GROUP, spec.locality) for rows in relevant.values()]).distinct().collect()
         groups = sorted({row[0] for row in pairs if row[0] is not None}, key=str)
@@ -445,8 +450,7 @@ def _accumulate_by_locality(job: GoldJob, relevant: dict[str, DataFrame]) -> Tas
         selection = [In(spec.group_key, groups), In(spec.locality, [row[1] for row in pairs])]
         current = store.read(spec.table, where=selection)
         written = _gated(
-            spec,
-            ctx,
+            job,
             spec.incremental.combine(current, spec.build(relevant)),
             lambda rows, count: store.replace_where(rows, spec.table, [selection], job.metadata, count),
         )
@@ -482,8 +486,7 @@ def _rebuild_touched_groups(job: GoldJob) -> TaskResult:
                 s: _of_groups(rows, GROUP, touched, scratch.values()) for s, rows in everything.items()
             }
             written = _gated(
-                spec,
-                ctx,
+                job,
                 spec.build(history),
                 lambda rows, count: _replace(job, rows, touched, scratch.values(), count),
             )
@@ -655,8 +658,7 @@ def _replace_extended_and_rebuilt(
         }
         parts.append(strategy.extend(_of_groups(rows, column, groups, late), events, since))
     return _gated(
-        spec,
-        ctx,
+        job,
         _union(parts),
         lambda out, count: store.replace_where(out, spec.table, selections, job.metadata, count),
     )
