@@ -64,7 +64,7 @@ from pipelines.quality import (
     suites_dir,
 )
 from pipelines.runtime.caching import LOCAL_ROWS, keep_cached, release_cached
-from pipelines.runtime.spark import small_input_mode
+from pipelines.runtime.spark import is_small_input, small_input_mode
 from pipelines.runtime.sql_expressions import one_of
 from pipelines.store.pruning import AtLeast, In
 
@@ -335,8 +335,7 @@ class GoldJob:
     @property
     def small(self) -> bool:
         """Whether the rows scanned are below the profile's `small_input_rows` (a small task)."""
-        limit = self.ctx.config.profile.get("small_input_rows")
-        return bool(limit) and self.plan.scanned < limit
+        return is_small_input(self.plan.scanned, self.ctx.config.profile.get("small_input_rows"))
 
     def small_input(self, rows: int | None = None):
         """The plans inside run as a small input does when the rows scanned are few (`small_input_mode`)."""

@@ -237,6 +237,11 @@ def tuning_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]
         yield
 
 
+def is_small_input(rows: int, limit: int | None) -> bool:
+    """Whether `rows` (a task's input) is below `limit` (the profile's `small_input_rows`; 0 or None: never)."""
+    return bool(limit) and rows < limit
+
+
 @contextmanager
 def small_input_mode(spark: SparkSession, rows: int, limit: int | None) -> Iterator[bool]:
     """Run the plans inside with `SMALL_INPUT_CONF` when `rows` (the task's input) is below
@@ -247,7 +252,7 @@ def small_input_mode(spark: SparkSession, rows: int, limit: int | None) -> Itera
     far more than evaluating a few thousand rows interpreted in one job. Large inputs keep the
     defaults, which pay off once there are enough rows.
     """
-    if not limit or rows >= limit:
+    if not is_small_input(rows, limit):
         yield False
         return
     with tuning_conf(spark, SMALL_INPUT_CONF):
