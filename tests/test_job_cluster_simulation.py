@@ -57,6 +57,7 @@ from pipelines.deploy.deployments import MAIN, Deployment, deployment
 from pipelines.orchestration.runner import run_pipeline
 from pipelines.runtime.java import ensure_java
 from pipelines.runtime.spark import DELTA_SQL_CONF, SMALL_INPUT_CONF, delta_package
+from pipelines.runtime.tuning.collector import COLLECTORS
 from pipelines.store import LAYERS, open_store
 from pipelines.store.engine import TableRef
 from tests.support.cached_venvs import beside, built_once, cached_venv, install_wheel
@@ -84,8 +85,9 @@ SMALL_MACHINE_CONF = {
     "spark.driver.memory": "1g",
     **SMALL_INPUT_CONF,
 }
-# a JVM that lives for one small task never earns back C2's compile time (pipelines/runtime/tuning/jit.py)
-SMALL_MACHINE_JAVA = ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m"]
+# a JVM that lives for one small task never earns back C2's compile time (pipelines/runtime/tuning/jit.py);
+# a batch job's least CPU is the parallel collector's (pipelines/runtime/tuning/collector.py)
+SMALL_MACHINE_JAVA = ["-XX:TieredStopAtLevel=1", "-XX:ReservedCodeCacheSize=240m", COLLECTORS["parallel"]]
 QUIET_CDS = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
 TASK_TIMEOUT_SECONDS = 900
 

@@ -23,6 +23,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]  # the repository, in a clone
 DEFAULT_CONF = defaults.conf_file("lakehouse.yaml")
 ENGINES = ("auto", "delta-rs", "delta-spark")
 ALLOCATOR_SETTINGS = ("default", "return_freed")  # pipelines.runtime.tuning.allocator
+GARBAGE_COLLECTORS = ("default", "parallel", "serial", "g1")  # pipelines.runtime.tuning.collector
 COMPUTE_RULES = ("serverless", "standard")  # pipelines.runtime.compute_rules
 # maps whose keys are not fixed by the defaults (`consumer`: librdkafka's settings of the Kafka collector;
 # `tag_classes`: the governance tables' classes of tags; `families`: a feed's families with freshness
@@ -206,6 +207,12 @@ def _validate(raw: dict, origin: str) -> None:
     if rules is not None and rules not in COMPUTE_RULES:
         raise ConfigError(
             f"{origin}: profiles.{raw['profile']}.rules must be one of {list(COMPUTE_RULES)}, got {rules!r}"
+        )
+    collector = profile.get("garbage_collector")
+    if collector is not None and collector not in GARBAGE_COLLECTORS:
+        raise ConfigError(
+            f"{origin}: profiles.{raw['profile']}.garbage_collector must be one of "
+            f"{list(GARBAGE_COLLECTORS)}, got {collector!r}"
         )
     allocator = profile.get("delta_rs_allocator")
     if allocator is not None and allocator not in ALLOCATOR_SETTINGS:

@@ -24,6 +24,7 @@ import pyspark
 
 from pipelines.runtime.java import ensure_java
 from pipelines.runtime.spark import DELTA_SQL_CONF, delta_package
+from pipelines.runtime.tuning.collector import COLLECTORS
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 READY = "Spark Connect server started"
@@ -75,7 +76,8 @@ def start_server(folder: Path) -> ConnectServer:
         **DELTA_SQL_CONF,
         "spark.connect.grpc.binding.port": str(port),
         "spark.sql.warehouse.dir": str(folder / "spark-warehouse"),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={folder / 'derby'}",
+        # the collector the local profile's driver runs (`pipelines.runtime.tuning.collector`)
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={folder / 'derby'} {COLLECTORS['parallel']}",
     }
     command = [str(spark_home / "bin" / "spark-submit"), "--class", SERVER_CLASS, "--master", "local[2]"]
     command += ["--packages", delta_package()]

@@ -1,4 +1,5 @@
-"""The local profile's driver JVM: starting it (quiet console, class archive, JIT options) and asking it.
+"""The local profile's driver JVM: starting it (quiet console, class archive, JIT options, garbage
+collector) and asking it.
 
 The one module, with the rest of `pipelines.runtime.tuning`, that reaches a JVM through Py4J:
 only a local session has one in this process. The `databricks` and `connect` profiles never
@@ -15,7 +16,7 @@ from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
 from pipelines.runtime.java import ensure_java
-from pipelines.runtime.tuning import allocator, console
+from pipelines.runtime.tuning import allocator, collector, console
 from pipelines.runtime.tuning.class_archive import JAVA_OPTIONS, finish_recording_at_exit, for_session
 
 
@@ -25,12 +26,14 @@ def running() -> bool:
 
 
 def start(config: Config, spark_conf: dict, java_options: str = "") -> SparkSession:
-    """A session of a local driver: a new JVM mapping or recording the class archive where the
-    profile says so, with `java_options`; or a session of the JVM running already. A local
-    process also takes the profile's `delta_rs_allocator` (`allocator`)."""
+    """A session of a local driver: a new JVM running the profile's garbage collector, mapping or
+    recording the class archive where the profile says so, with `java_options`; or a session of
+    the JVM running already. A local process also takes the profile's `delta_rs_allocator`
+    (`allocator`)."""
     allocator.apply(config.profile.get("delta_rs_allocator"))  # a no-op once deltalake is loaded
     java_home = ensure_java()
     os.environ.setdefault("PYSPARK_PYTHON", os.sys.executable)
+    spark_conf = _with_collector(config, spark_conf)  # before the archive's name, which it is part of
     if running():
         return _new_session(config, spark_conf, java_options)
     archive = for_session(config.profile.get("class_archive"), java_home, spark_conf)
@@ -47,6 +50,13 @@ def start(config: Config, spark_conf: dict, java_options: str = "") -> SparkSess
     if recording is not None:
         finish_recording_at_exit(spark, archive, recording)
     return spark
+
+
+def _with_collector(config: Config, spark_conf: dict) -> dict:
+    """`spark_conf` with the profile's garbage collector among the driver's options (`collector`)."""
+    own = str(spark_conf.get(JAVA_OPTIONS, "")).strip()
+    chosen = collector.java_options(config.profile.get(collector.PROFILE_KEY), own)
+    return {**spark_conf, JAVA_OPTIONS: f"{own} {chosen}".strip()} if chosen else spark_conf
 
 
 def _new_session(config: Config, spark_conf: dict, java_options: str = "") -> SparkSession:
