@@ -19,7 +19,7 @@ What a cluster does, and what stands in for it here:
   Delta's SQL extension and catalog built in, the job cluster's `spark_conf` applied): here
   `PYSPARK_SUBMIT_ARGS` gives the session Delta's jars (resolved once, as a runtime has them
   built in) and those settings, plus some that only make one small machine quicker
-  (`SMALL_MACHINE_CONF`, the C1 compiler, a JVM class archive);
+  (`SMALL_MACHINE_CONF`, the C1 compiler, the parallel collector, a JVM class archive);
 - the cluster sets its `spark_env_vars`, resolving `{{secrets/<scope>/<key>}}` from the secret
   scope: here from `SECRETS`, so the IP salt reaches gold.failed_logins only through the scope;
 - the tables live in a catalog every task process opens at once, as Unity Catalog serves a
