@@ -13,6 +13,8 @@ import pytest
 from pipelines.core.config import GARBAGE_COLLECTORS, PROJECT_ROOT, ConfigError, load_config
 from pipelines.runtime.tuning.collector import COLLECTORS, JAVA_OPTION_VARIABLES, java_options
 
+pytestmark = pytest.mark.slow  # a new JVM per test
+
 # Starts the profile's local session in a new process and prints the JVM's collectors by the
 # names HotSpot's management beans give them
 COLLECTORS_OF_A_NEW_JVM = """
@@ -25,8 +27,6 @@ beans = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getGarbag
 print(json.dumps([bean.getName() for bean in beans]))
 spark.stop()
 """
-pytestmark = pytest.mark.slow  # a new JVM per test
-
 DELTA_RS = {"storage": {"engine": "delta-rs"}}  # a session without Delta's jars starts sooner
 PARALLEL = {"PS Scavenge", "PS MarkSweep"}
 SERIAL = {"Copy", "MarkSweepCompact"}
