@@ -167,6 +167,11 @@ def _rule_result_names(index: int) -> tuple[str, str]:
     return f"_rule_failed{index}", f"_rule_example{index}"
 
 
+def keyed_result_names(index: int) -> tuple[str, str]:
+    """(failed flag, example value) column names of the `index`-th keyed rule (`keyed_failures`)."""
+    return f"_keyed_failed{index}", f"_keyed_example{index}"
+
+
 def _present(exp: Expectation) -> str:
     """SQL text, true for the rows a keyed rule looks at: those meeting its `row_condition`,
     without the key values its `ignore_row_if` skips."""
@@ -225,7 +230,7 @@ def keyed_failures(
             latest_end = F.max(F.when(present, end)).over(before)
             overlaps = F.coalesce(open_before, F.lit(False)) | F.coalesce(latest_end > start, F.lit(False))
             breaks = present & overlaps
-        flag, value = f"_keyed_failed{i}", f"_keyed_example{i}"
+        flag, value = keyed_result_names(i)
         columns[flag] = breaks
         columns[value] = F.when(breaks, column(as_text(exp.example_columns or exp.key)))
         results.append((F.col(flag), F.col(value)))
