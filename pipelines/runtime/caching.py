@@ -16,8 +16,10 @@ from pyspark.sql import DataFrame
 
 from pipelines.runtime.compute_rules import rules_of
 
-# Where the compute caches no frame, a small task's frame of up to this many rows is collected
-# once (`keep_cached`'s `collect_up_to`): a few MB at most on the driver.
+# Up to this many rows travel to the driver once rather than being computed again by each action
+# that reads them: a batch's new source rows (shared by the tables they feed), a small silver
+# batch, a few bronze records, and where the compute caches no frame a small task's frame
+# (`keep_cached`'s `collect_up_to`). A few MB at most on the driver.
 LOCAL_ROWS = 10_000
 
 

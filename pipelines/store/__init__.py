@@ -80,10 +80,11 @@ def open_configured_store(spark: SparkSession, config: Any) -> TableStore:
     return store
 
 
-def open_folder_store(warehouse: str | os.PathLike) -> TableStore:
-    """A store reading the warehouse's table folders without Spark (their logs, by delta-rs),
-    whichever engine writes them (the same Delta format): for weighing tasks before a session
-    starts. Not for a catalog's managed tables, whose folders only the catalog knows."""
+def open_folder_store(warehouse: str | os.PathLike, spark: Any = None) -> TableStore:
+    """A store of the warehouse's table folders by delta-rs, whichever engine writes them (the same
+    Delta format), with no Spark session (`spark`: what stands for one, `None` by default): for
+    weighing tasks before a session starts, and for a run that needs none. Not for a catalog's
+    managed tables, whose folders only the catalog knows."""
     from pipelines.store.delta_rs import DeltaRsEngine
 
-    return TableStore(warehouse, DeltaRsEngine(None))
+    return TableStore(warehouse, DeltaRsEngine(spark))

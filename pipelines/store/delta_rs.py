@@ -38,6 +38,7 @@ from pipelines.store.arrow_rows import (
     use_system_memory_pool,
 )
 from pipelines.store.arrow_schema import arrow_to_spark, spark_to_arrow
+from pipelines.store.collected import CollectedRows, Rows
 from pipelines.store.delta_log import commit_actions, data_file_path
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 from pipelines.store.parquet_files import (
@@ -135,6 +136,7 @@ class DeltaRsEngine(Engine):
     """Delta tables through `deltalake` (delta-rs); Spark only touches Parquet."""
 
     name = "delta-rs"
+    writes_collected = True  # collected rows are written as the Arrow they are
 
     def __init__(self, spark, cache=None):
         super().__init__(spark, cache)
@@ -359,14 +361,37 @@ class DeltaRsEngine(Engine):
         table, files = self._files_added_since(path, version, until)
         return self._read_files(table, files, path)
 
+    def added_rows(self, ref: TableRef, version: int, until: int) -> tuple[pa.Table, StructType]:
+        """The added files read by pyarrow in this process (no Spark job), their partition values
+        from the files' folders, in the table's columns and types."""
+        path = _folder(ref)
+        table, files = self._files_added_since(path, version, until)
+        schema = self.spark_schema(table)
+        arrow_schema = spark_to_arrow(schema)
+        if not files:
+            return arrow_schema.empty_table(), schema
+        partitions = table.metadata().partition_columns
+        partitioning = pads.partitioning(
+            pa.schema([arrow_schema.field(c) for c in partitions]), flavor="hive"
+        )
+        local = [_local_path(f) for f in files]
+        dataset = pads.dataset(local, format="parquet", partitioning=partitioning, partition_base_dir=path)
+        present = [name for name in schema.names if name in dataset.schema.names]
+        rows = dataset.to_table(columns=present)
+        columns = [
+            rows.column(f.name).cast(f.type) if f.name in present else pa.nulls(rows.num_rows, f.type)
+            for f in arrow_schema
+        ]
+        return pa.Table.from_arrays(columns, schema=arrow_schema), schema
+
     # -- writing -----------------------------------------------------------
-    def _arrow_schema(self, df: DataFrame) -> pa.Schema:
+    def _arrow_schema(self, df: Rows) -> pa.Schema:
         """All fields nullable: Spark's nullability flags do not survive unions and rebuilds
         reliably, and delta-rs would enforce them as invariants and refuse a merge."""
         return pa.schema([_nullable_field(f) for f in spark_to_arrow(df.schema)])
 
-    def _aligned(self, df: DataFrame, table: DeltaTable) -> DataFrame:
-        """Add new columns to the table, fill columns the frame lacks with nulls."""
+    def _aligned(self, df: Rows, table: DeltaTable) -> Rows:
+        """Add new columns to the table, fill columns the rows lack with nulls."""
         table_schema = self.spark_schema(table)
         existing = {f.name: f for f in table_schema.fields}
         new_fields = [f for f in df.schema.fields if f.name not in existing]
@@ -374,35 +399,35 @@ class DeltaRsEngine(Engine):
             arrow_new = spark_to_arrow(StructType(new_fields))
             table.alter.add_columns(list(DeltaSchema.from_arrow(arrow_new).fields))
         missing = [f for f in table_schema.fields if f.name not in df.columns]
+        if isinstance(df, CollectedRows):
+            return df.with_null_columns(missing) if missing else df
         for field in missing:
             df = df.withColumn(field.name, F.lit(None).cast(field.dataType))
         return df
 
-    def _write_parquet(
-        self, df: DataFrame, folder: str, partition_by: list[str], rows: int | None = None
-    ) -> None:
-        """`df` as Parquet files in the new `folder`: by pyarrow when the caller counted few `rows`
-        (`ARROW_WRITE_ROWS`), one file (per partition), else a Spark write."""
-        if _few(rows):
+    def _write_parquet(self, df: Rows, folder: str, partition_by: list[str], rows: int | None = None) -> None:
+        """`df` as Parquet files in the new `folder`: by pyarrow when they are collected already or
+        the caller counted few `rows` (`ARROW_WRITE_ROWS`), one file (per partition), else a
+        Spark write."""
+        if isinstance(df, CollectedRows) or _few(rows):
+            arrow = df.table if isinstance(df, CollectedRows) else df.toArrow()
             if partition_by:
-                write_arrow_partitions(df.toArrow(), folder, partition_by)
+                write_arrow_partitions(arrow, folder, partition_by)
             else:
-                write_arrow_file(df.toArrow(), folder)
+                write_arrow_file(arrow, folder)
             return
         writer = df.write.mode("errorifexists")
         if partition_by:
             writer = writer.partitionBy(*partition_by)
         writer.parquet(folder)
 
-    def _write_staging(
-        self, df: DataFrame, path: str, partition_by: list[str], rows: int | None = None
-    ) -> str:
+    def _write_staging(self, df: Rows, path: str, partition_by: list[str], rows: int | None = None) -> str:
         """`df` written into a fresh `<table>/_staging/<uuid>` folder, returned; nothing is published."""
         staging = staging_dir(path)
         self._write_parquet(df, staging, partition_by, rows)
         return staging
 
-    def _stage(self, df: DataFrame, path: str, partition_by: list[str], rows: int | None = None):
+    def _stage(self, df: Rows, path: str, partition_by: list[str], rows: int | None = None):
         """Write `df`'s files into the table folder and describe them (add actions), uncommitted."""
         return publish_staged_files(self._write_staging(df, path, partition_by, rows), path, partition_by)
 
@@ -442,7 +467,7 @@ class DeltaRsEngine(Engine):
 
     def append(
         self,
-        df: DataFrame,
+        df: Rows,
         ref: TableRef,
         partition_by: list[str],
         metadata: str | None,
@@ -456,9 +481,7 @@ class DeltaRsEngine(Engine):
         actions = self._stage(df, path, partition_by, rows)
         self._commit(ref, df, partition_by, actions, "append", None, metadata)
 
-    def commit_no_rows(
-        self, df: DataFrame, ref: TableRef, partition_by: list[str], metadata: str | None
-    ) -> None:
+    def commit_no_rows(self, df: Rows, ref: TableRef, partition_by: list[str], metadata: str | None) -> None:
         """No Spark job: a commit with no add actions (the schema comes from the plan)."""
         table = self._table(_folder(ref))
         if table is not None:
@@ -570,13 +593,17 @@ class DeltaRsEngine(Engine):
 
     def replace_groups(self, df, ref, group_key, groups, keys, metadata, group_values=None, rows=None) -> int:
         """Copy-on-write, only for the data files holding affected rows: with the groups collected
-        (`group_values`) and one key column held in the files, `replace_where` of the groups and of
-        `df`'s keys (found by pyarrow); else a Spark scan of the key and group columns finds the
-        files, and a Spark rewrite copies their other rows."""
+        (`group_values`) and a key that holds the group column, `replace_where` of the groups; with
+        one key column held in the files, of the groups and of `df`'s keys (found by pyarrow);
+        else a Spark scan of the key and group columns finds the files, and a Spark rewrite
+        copies their other rows."""
         path = _folder(ref)
         table = self._table(path)
-        if table is None or (group_values is not None and len(keys) == 1):
-            return self._replace(df, ref, [[In(group_key, group_values or [])]], metadata, rows, key=keys[0])
+        if table is None or (group_values is not None and group_key in keys):
+            # a row's key names its group: a key of `df` held before is in one of the groups
+            return self._replace(df, ref, [[In(group_key, group_values or [])]], metadata, rows)
+        if group_values is not None and len(keys) == 1:
+            return self._replace(df, ref, [[In(group_key, group_values)]], metadata, rows, key=keys[0])
         df = self._aligned(df, table)
         table = self._table(path)
         partition_by = table.metadata().partition_columns

@@ -12,6 +12,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -58,6 +59,7 @@ class Engine(ABC):
     name: str
     supports_compaction = False
     names_tables = False  # whether tables also have catalog names (`register`, `catalog_tables`)
+    writes_collected = False  # whether its writes take `CollectedRows` as they are (else as a frame)
 
     def __init__(self, spark: SparkSession, cache: MetadataCache | None = None):
         self.spark = spark
@@ -129,6 +131,13 @@ class Engine(ABC):
         rewrite that changes no data (a compaction) moved are not new. Meaningful for tables
         that only gain rows; where the engine cannot tell what those commits added, every row
         of the table at `until` (and `only_appended_since` says False)."""
+
+    def added_rows(self, ref: TableRef, version: int, until: int) -> tuple[pa.Table, StructType]:
+        """The rows `read_added_since(ref, version, until)` returns, brought to the driver as Arrow,
+        with their Spark schema: one Spark job here; engines that can read the files themselves
+        need none."""
+        rows = self.read_added_since(ref, version, until)
+        return rows.toArrow(), rows.schema
 
     def read_rows(
         self, ref: TableRef, columns: list[str], selections: list[list[Bound]]

@@ -33,6 +33,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 from pipelines.core.warehouse_layout import LAYERS, folder_tables
+from pipelines.store.collected import CollectedRows, Rows, as_frame
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 from pipelines.store.metadata import MetadataCache
 from pipelines.store.parquet_files import STAGING, TEMPORARY, remove_stale
@@ -302,12 +303,27 @@ class TableStore:
         reading only the files that may hold one."""
         return self.engine.read_where(self.ref(name), [list(s) for s in selections], version)
 
-    def read_added_since(self, name: str, version: int | None, until: int | None = None) -> DataFrame:
+    def read_added_since(
+        self, name: str, version: int | None, until: int | None = None, collected: bool = False
+    ) -> DataFrame:
         """Rows added after `version` up to `until` (the latest when None); every row when
-        `version` is None. For tables that only gain rows."""
+        `version` is None. For tables that only gain rows.
+
+        `collected` (a few new rows, counted by the caller): the rows are read into the driver
+        once per store (a run's: `for_run`), as Arrow, without a Spark job where the engine reads
+        the files itself (delta-rs), and every task asking for the same rows gets a frame of a
+        local relation over them: one read however many tables they feed, and a plan over them
+        that scans no file (its projections and filters are computed as it is planned)."""
         if version is None:
             return self.read(name, until)
-        return self.engine.read_added_since(self.ref(name), version, until)
+        ref = self.ref(name)
+        if not collected:
+            return self.engine.read_added_since(ref, version, until)
+        until = self.version(name) if until is None else until
+        rows, schema = self.engine.cache.get(
+            name, ("added rows", version, until), lambda: self.engine.added_rows(ref, version, until)
+        )
+        return self.spark.createDataFrame(rows, schema=schema)
 
     def read_rows(
         self,
@@ -353,6 +369,13 @@ class TableStore:
                 self.engine.cache.forget(name)
         return result
 
+    def _rows(self, rows: Rows) -> Rows:
+        """`rows` as the engine writes them: collected rows stay Arrow for an engine that commits
+        Arrow (delta-rs), and become a local relation's frame for one that writes frames."""
+        if isinstance(rows, CollectedRows) and not self.engine.writes_collected:
+            return as_frame(rows, self.spark)
+        return rows
+
     def append_rows(self, rows: list[tuple], schema: StructType, name: str) -> None:
         """Append a few Python rows (bookkeeping) without the cost of a Spark job where possible."""
         if rows:
@@ -360,7 +383,7 @@ class TableStore:
 
     def append(
         self,
-        df: DataFrame,
+        df: Rows,
         name: str,
         partition_by: list[str] | None = None,
         metadata: dict | None = None,
@@ -368,23 +391,26 @@ class TableStore:
     ) -> None:
         """Add rows in one atomic commit (creates the table on first use). `rows`: how many rows
         `df` holds (or at most), when the caller counted them (a cached batch); an engine may
-        then write a small frame without a Spark write."""
+        then write a small frame without a Spark write. `df` may be rows already collected
+        (`CollectedRows`): no Spark job computes them again."""
+        df = self._rows(df)
         self._write(
             name, lambda ref: self.engine.append(df, ref, partition_by or [], _encode(metadata), rows)
         )
 
     def commit_no_rows(
-        self, df: DataFrame, name: str, partition_by: list[str] | None = None, metadata: dict | None = None
+        self, df: Rows, name: str, partition_by: list[str] | None = None, metadata: dict | None = None
     ) -> None:
         """Record `metadata` in a commit that adds no rows (creates the table with `df`'s columns
         on first use); cheaper than appending an empty frame."""
+        df = self._rows(df)
         self._write(
             name, lambda ref: self.engine.commit_no_rows(df, ref, partition_by or [], _encode(metadata))
         )
 
     def overwrite(
         self,
-        df: DataFrame,
+        df: Rows,
         name: str,
         partition_by: list[str] | None = None,
         partitions: list[dict[str, Any]] | None = None,
@@ -393,6 +419,7 @@ class TableStore:
     ) -> None:
         """Replace the table, or only `partitions` (e.g. [{"event_date": "2024-01-01"}]), atomically.
         `rows`: as for `append`."""
+        df = self._rows(df)
         self._write(
             name,
             lambda ref: self.engine.overwrite(
@@ -402,7 +429,7 @@ class TableStore:
 
     def merge(
         self,
-        df: DataFrame,
+        df: Rows,
         name: str,
         keys: list[str],
         delete_flag: str | None = None,
@@ -411,11 +438,12 @@ class TableStore:
     ) -> None:
         """Upsert on `keys`; a true `delete_flag` column deletes the matching row instead.
         `rows`: as for `append`."""
+        df = as_frame(df, self.spark)
         self._write(name, lambda ref: self.engine.merge(df, ref, keys, delete_flag, _encode(metadata), rows))
 
     def replace_groups(
         self,
-        df: DataFrame,
+        df: Rows,
         name: str,
         group_key: str,
         groups: DataFrame,
@@ -431,6 +459,7 @@ class TableStore:
         `group_values`: the same groups as Python values, when the caller has collected them;
         an engine may then find the rows to replace without a Spark job. `rows`: as for `append`.
         """
+        df = self._rows(df)
         return self._write(
             name,
             lambda ref: self.engine.replace_groups(
@@ -440,7 +469,7 @@ class TableStore:
 
     def replace_where(
         self,
-        df: DataFrame,
+        df: Rows,
         name: str,
         selections: list[list[Bound]],
         metadata: dict | None = None,
@@ -454,6 +483,7 @@ class TableStore:
 
             store.replace_where(rows, "gold.tag_timeline", [[In("root_urn", touched), In("is_current", [True])]])
         """
+        df = self._rows(df)
         return self._write(
             name,
             lambda ref: self.engine.replace_where(
