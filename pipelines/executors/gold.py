@@ -57,15 +57,19 @@ from pipelines.quality import (
     QualityGateError,
     Suite,
     breaches,
+    checked_rows,
     gate_message,
     load_suite,
+    measure_collected,
     measure_output,
     no_rows_outcomes,
     suites_dir,
+    table_rows,
 )
 from pipelines.runtime.caching import LOCAL_ROWS, keep_cached, release_cached
 from pipelines.runtime.spark import is_small_input, small_input_mode
 from pipelines.runtime.sql_expressions import one_of
+from pipelines.store.collected import CollectedRows, Rows
 from pipelines.store.pruning import AtLeast, In
 
 WATERMARKS = "source_versions"
@@ -93,31 +97,47 @@ def _suite(spec: GoldTableSpec, ctx: RunContext) -> Suite | None:
     return load_suite(spec.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
 
 
-def _gated(job: GoldJob, rows: DataFrame, write: Callable[[DataFrame, int | None], T]) -> T:
+def _gated(job: GoldJob, rows: DataFrame, write: Callable[[Rows, int | None], T]) -> T:
     """`write(rows, their count)` once the table's suite passed on `rows`, the rows about to be
     written (whole groups: whole keys), and its outcomes recorded in `ops.dq_results`.
 
-    The rows are computed once: cached, or where the compute caches nothing (serverless) and the
-    task's input is small, collected (up to `LOCAL_ROWS`) and read back from the driver; the
-    suite's one aggregation and the write both read them. A breached `fail` rule records the
+    A small task's rows are computed once, in one Spark job, with every rule's result as a
+    column of the same plan (`checked_rows`); the suite is counted on the collected table and the
+    write takes it as it is (`CollectedRows`): no second job computes the rows again. A large
+    task's rows are cached (or, where the compute caches nothing, computed by each action),
+    measured by one aggregation and written by Spark. A breached `fail` rule records the
     outcomes and raises `QualityGateError` before anything is written (unless
     `quality.fail_on_breach` is off)."""
     spec, ctx = job.spec, job.ctx
     suite = _suite(spec, ctx)
+    if job.small:
+        checked, checks = checked_rows(rows, suite)
+        collected = checked.toArrow()
+        count, outcomes = measure_collected(collected, checks)
+        _stop_on_breach(job, outcomes)
+        written = write(CollectedRows(table_rows(collected, checks), rows.schema), count)
+        record_dq(ctx, spec.table, outcomes)
+        return written
     if suite is None:
         return write(rows, None)
-    cached = keep_cached(rows, collect_up_to=LOCAL_ROWS if job.small else 0)
+    cached = keep_cached(rows)
     try:
         count, outcomes = measure_output(cached, suite)
-        fatal = breaches(outcomes)
-        if fatal and ctx.config.section("quality")["fail_on_breach"]:
-            record_dq(ctx, spec.table, outcomes)
-            raise QualityGateError(gate_message(spec.table, fatal[0]))
+        _stop_on_breach(job, outcomes)
         written = write(cached, count)
     finally:
         release_cached(cached)
     record_dq(ctx, spec.table, outcomes)
     return written
+
+
+def _stop_on_breach(job: GoldJob, outcomes: list) -> None:
+    """Record `outcomes` and raise `QualityGateError` when a `fail` rule is breached (and
+    `quality.fail_on_breach` is on); nothing is written then."""
+    fatal = breaches(outcomes)
+    if fatal and job.ctx.config.section("quality")["fail_on_breach"]:
+        record_dq(job.ctx, job.spec.table, outcomes)
+        raise QualityGateError(gate_message(job.spec.table, fatal[0]))
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -161,7 +181,7 @@ def _of_groups(frame: DataFrame, column: str, groups: DataFrame, values: list | 
     return frame.join(_groups_as(groups, column), column, "left_semi")
 
 
-def _replace(job: GoldJob, rows: DataFrame, groups: DataFrame, values, count=None) -> int:
+def _replace(job: GoldJob, rows: Rows, groups: DataFrame, values, count=None) -> int:
     """Replace the table's rows of `groups` (a frame of `_group`; `values`: the same as Python
     values when collected, else None) by `rows`, in one commit; returns the rows written."""
     spec = job.spec
@@ -198,10 +218,11 @@ def _full_build(job: GoldJob) -> TaskResult:
     return TaskResult(rows_in=rows, rows_out=rows, message="full build")
 
 
-def _clustered(spec: GoldTableSpec, rows: DataFrame, count: int | None) -> DataFrame:
+def _clustered(spec: GoldTableSpec, rows: Rows, count: int | None) -> Rows:
     """`rows` in ranges of the spec's `cluster_by` columns, a file of about `CLUSTERED_FILE_ROWS`
-    each: a run then finds the rows it replaces by the files' statistics, in few of them."""
-    if not spec.cluster_by or count is None:
+    each: a run then finds the rows it replaces by the files' statistics, in few of them.
+    Collected rows are few: one file, whose statistics bound them all."""
+    if not spec.cluster_by or count is None or isinstance(rows, CollectedRows):
         return rows
     return rows.repartitionByRange(max(1, -(-count // CLUSTERED_FILE_ROWS)), *spec.cluster_by)
 
@@ -214,18 +235,21 @@ class _Scratch:
         self.cached: list[DataFrame] = []
         self.collected: tuple[list, StructType] | None = None  # the last groups collected, if any
 
-    def groups(self, frame: DataFrame, few: bool) -> DataFrame:
-        """The distinct `_group` values of `frame`. When `few` (at most `LOCAL_GROUPS` rows expected),
-        one collect, and they travel as a literal table hinted for broadcast; else cached.
-        More than `LOCAL_GROUPS` collected after all are cached too."""
-        values = frame.select(GROUP)
+    def groups(self, frame: DataFrame | list[DataFrame], few: bool) -> DataFrame:
+        """The distinct `_group` values of `frame` (or of every frame of a list). When `few` (at
+        most `LOCAL_GROUPS` rows expected), collected, a frame at a time (a frame over rows
+        collected already computes its column as it is planned: no Spark job), and they travel as
+        a literal table hinted for broadcast; else cached. More than `LOCAL_GROUPS` collected
+        after all are cached too."""
+        frames = frame if isinstance(frame, list) else [frame]
+        values = [part.select(GROUP) for part in frames]
         self.collected = None
         if few:
-            found = {row[0] for row in values.collect()}
+            found = {row[0] for part in values for row in part.collect()}
             if len(found) <= LOCAL_GROUPS:
-                self.collected = (sorted(found, key=str), values.schema)
+                self.collected = (sorted(found, key=str), values[0].schema)
                 return self.local(*self.collected)
-        cached = keep_cached(values.distinct())
+        cached = keep_cached(_union(values).distinct())
         self.cached.append(cached)
         return cached
 
@@ -378,10 +402,21 @@ def _bring_up_to_date(spec: GoldTableSpec, ctx: RunContext) -> TaskResult:
         return TaskResult(status="SKIPPED", message="up to date")
     if job.plan.path is not GoldPath.FULL:
         job.new_rows = {
-            s: ctx.store.read_added_since(s, job.seen[s], v) for s, v in present.items() if v > job.seen[s]
+            s: ctx.store.read_added_since(s, job.seen[s], v, collected=_few_new(ctx, s, job.seen[s]))
+            for s, v in present.items()
+            if v > job.seen[s]
         }
         job.metadata = _commit_metadata(spec, ctx, {**job.seen, **present}, "incremental")
     return PATHS[job.plan.path](job)
+
+
+def _few_new(ctx: RunContext, source: str, seen: int) -> bool:
+    """Whether `source`'s rows since `seen` are few enough (`LOCAL_ROWS`) to be read into the
+    driver once for the run, for every table they feed (`TableStore.read_added_since`)."""
+    return (
+        ctx.store.only_appended_since(source, seen)
+        and ctx.store.count_added_since(source, seen) <= LOCAL_ROWS
+    )
 
 
 def _incremental(job: GoldJob, rows_out: int, message: str = "incremental") -> TaskResult:
@@ -424,7 +459,7 @@ def _accumulate_general(job: GoldJob, relevant: dict[str, DataFrame]) -> TaskRes
     scratch = _Scratch(ctx.spark)
     try:
         with job.small_input():
-            touched = scratch.groups(_union([rows.select(GROUP) for rows in relevant.values()]), job.few)
+            touched = scratch.groups(list(relevant.values()), job.few)
             current = _of_groups(store.read(spec.table), spec.group_key, touched, scratch.values())
             written = _gated(
                 job,
@@ -476,7 +511,7 @@ def _rebuild_touched_groups(job: GoldJob) -> TaskResult:
                 touched = scratch.local(*scratch.collected)
             else:
                 new_groups = [spec.relevant(s, rows).select(GROUP) for s, rows in job.new_rows.items()]
-                touched = scratch.groups(_union(new_groups), job.few)
+                touched = scratch.groups(new_groups, job.few)
                 if linking.expand_groups is not None:
                     touched = _expanded(linking, scratch, touched, everything, job.few)
                 if scratch.collected is not None:
@@ -533,16 +568,7 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
         for s, rows in relevant.items()
     ]
     with job.small_input(job.plan.source_rows):
-        found = (
-            _union(flagged)
-            .groupBy(GROUP, "_source")
-            .agg(
-                F.max("_late").alias("_late"),
-                F.min("_micros").alias("_first"),
-                F.max("_micros").alias("_last"),
-            )
-            .collect()
-        )
+        found = _touched_summary(flagged, collected=job.plan.source_rows <= LOCAL_ROWS)
     domains: dict = {}
     for row in found:
         domains.setdefault(row[GROUP], set()).add(_domain_of(spec, row["_source"], newest_seen))
@@ -569,6 +595,38 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
     return _incremental(
         job, written, f"incremental, {len(in_order)} groups extended, {len(late)} rebuilt{rebuilt}"
     )
+
+
+def _touched_summary(flagged: list[DataFrame], collected: bool) -> list:
+    """Per touched group and source of the new rows (`flagged`: one frame a source): whether one
+    of its new rows is late, and its earliest and latest new event (epoch us), as rows or dicts
+    of `GROUP`, `_source`, `_late`, `_first` and `_last`. A few new rows (`collected`) are
+    collected a source at a time (rows read into the driver already compute these columns as
+    they are planned, with no Spark job) and summed up here; more, by one Spark aggregation."""
+    if not collected:
+        return (
+            _union(flagged)
+            .groupBy(GROUP, "_source")
+            .agg(
+                F.max("_late").alias("_late"),
+                F.min("_micros").alias("_first"),
+                F.max("_micros").alias("_last"),
+            )
+            .collect()
+        )
+    found: dict[tuple, dict] = {}
+    for frame in flagged:
+        for row in frame.collect():
+            entry = found.setdefault(
+                (row[GROUP], row["_source"]),
+                {GROUP: row[GROUP], "_source": row["_source"], "_late": False, "_first": None, "_last": None},
+            )
+            entry["_late"] = entry["_late"] or bool(row["_late"])
+            micros = row["_micros"]
+            if micros is not None:
+                entry["_first"] = micros if entry["_first"] is None else min(entry["_first"], micros)
+                entry["_last"] = micros if entry["_last"] is None else max(entry["_last"], micros)
+    return list(found.values())
 
 
 def _utc(micros: int) -> dt.datetime:

@@ -210,6 +210,7 @@ SMALL_INPUT_CONF = {
     "spark.sql.codegen.factoryMode": "NO_CODEGEN",
     "spark.sql.adaptive.enabled": "false",
     "spark.sql.shuffle.partitions": "1",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",  # a broadcast is a job of its own; a small join is a stage of the one job
 }
 
 
@@ -247,9 +248,10 @@ def small_input_mode(spark: SparkSession, rows: int, limit: int | None) -> Itera
     """Run the plans inside with `SMALL_INPUT_CONF` when `rows` (the task's input) is below
     `limit` (the profile's `small_input_rows`; 0 or None: never). Yields whether it switched.
 
-    Why: Spark compiles generated Java for every new plan, and adaptive execution splits each
-    action into a job per shuffle stage; for our wide typing plans that costs seconds per task,
-    far more than evaluating a few thousand rows interpreted in one job. Large inputs keep the
+    Why: Spark compiles generated Java for every new plan, adaptive execution splits each action
+    into a job per shuffle stage, and every join with a side small enough to broadcast collects
+    that side in a job of its own; for our wide plans that costs seconds per task, far more than
+    evaluating a few thousand rows interpreted, joined within one job. Large inputs keep the
     defaults, which pay off once there are enough rows.
     """
     if not is_small_input(rows, limit):

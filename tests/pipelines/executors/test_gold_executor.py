@@ -97,19 +97,38 @@ def _rows(ctx, table, *columns):
     return sorted(tuple(r) for r in ctx.store.read(table).select(*columns).collect())
 
 
+def _in_spark(config):
+    """`config` with no task weighed small (`small_input_rows` 0): rows cached, measured by an
+    aggregation and written by Spark, as a large task's are."""
+    large = config.with_overrides()
+    large.profile["small_input_rows"] = 0
+    return large
+
+
 @pytest.fixture(
     scope="module",
-    params=[pytest.param(value, marks=pytest.mark.slow) for value in (gold_executor.INLINE_GROUPS, 0)],
-    ids=["groups-in-list", "groups-joined"],
+    params=[
+        pytest.param((inline, small), marks=pytest.mark.slow)
+        for inline, small in (
+            (gold_executor.INLINE_GROUPS, True),
+            (0, True),
+            (gold_executor.INLINE_GROUPS, False),
+        )
+    ],
+    ids=["groups-in-list", "groups-joined", "rows-in-spark"],
 )
 def built(request, spark, config, tmp_path_factory):
     """Warehouse A: gold after every batch (incremental). Warehouse B: one full build at the end.
-    Touched groups filter the rows as an IN list, or (no inline groups) by a semi join."""
+    Touched groups filter the rows as an IN list, or (no inline groups) by a semi join; a small
+    task's rows are collected once and written from the driver, or (`rows-in-spark`) they stay in
+    Spark as a large task's do."""
+    inline, small = request.param
+    config = config if small else _in_spark(config)
     stepwise = _context(spark, tmp_path_factory.mktemp("stepwise"), config)
     once = _context(spark, tmp_path_factory.mktemp("once"), config)
     modes = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(gold_executor, "INLINE_GROUPS", request.param)
+        patch.setattr(gold_executor, "INLINE_GROUPS", inline)
         for batch, records in enumerate(BATCHES):
             _land(stepwise, records, batch)
             _land(once, records, batch)
