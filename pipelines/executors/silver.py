@@ -16,8 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from pyspark.sql import DataFrame, Window
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
 
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_layout import dates_bounds, with_layout_columns
@@ -32,6 +35,7 @@ from pipelines.quality import (
     QualityGateError,
     Suite,
     breaches,
+    checked_rows,
     flag_rows,
     gate_message,
     load_suite,
@@ -39,13 +43,16 @@ from pipelines.quality import (
     measure_uniqueness,
     no_rows_outcomes,
     no_rows_uniqueness,
+    rule_outcomes,
     rule_result_names,
     rule_results,
     suites_dir,
+    uniqueness_outcomes,
 )
 from pipelines.runtime import faults
 from pipelines.runtime.caching import LOCAL_ROWS, keep_cached, release_cached
 from pipelines.runtime.spark import filters_stay_put, small_input_mode
+from pipelines.store.collected import CollectedRows
 from pipelines.store.pruning import AtLeast, In
 
 QUARANTINE = "silver.quarantine"
@@ -53,29 +60,33 @@ WATERMARK = "source_version"
 HELPER_COLUMNS = (ERRORS_COLUMN, FAILED_DROP, FAILED_WARN, FAILED_FAIL, "_bad", "_fallback_time")
 
 
+def quarantine_columns(rows: DataFrame, table: str, ctx: RunContext) -> dict[str, Column]:
+    """The columns of silver.quarantine for `rows` (typed rows with their lineage and failed
+    rules), by name: what failed, with the raw record to replay or inspect."""
+    event_id = F.col("event_id") if "event_id" in rows.columns else F.lit(None).cast("string")
+    identity = F.concat_ws(
+        "|",
+        F.lit(table),
+        "source_file",
+        F.col("record_index").cast("string"),
+        F.coalesce(event_id, F.lit("")),
+    )
+    return {
+        "quarantine_id": F.sha2(identity, 256),
+        "source_table": F.lit(table),
+        "event_id": event_id,
+        "raw": F.col("raw"),
+        "failed_checks": F.array_distinct(F.concat(F.col(ERRORS_COLUMN), F.col(FAILED_DROP))),
+        "run_id": F.lit(ctx.run_id),
+        "quarantined_at": F.lit(ctx.started_at).cast("timestamp"),
+        "source_file": F.col("source_file"),
+        "record_index": F.col("record_index"),
+    }
+
+
 def quarantine_rows(bad: DataFrame, table: str, ctx: RunContext) -> DataFrame:
     """Rows for silver.quarantine: what failed, with the raw record to replay or inspect."""
-    event_id = F.col("event_id") if "event_id" in bad.columns else F.lit(None).cast("string")
-    return bad.select(
-        F.sha2(
-            F.concat_ws(
-                "|",
-                F.lit(table),
-                "source_file",
-                F.col("record_index").cast("string"),
-                F.coalesce(event_id, F.lit("")),
-            ),
-            256,
-        ).alias("quarantine_id"),
-        F.lit(table).alias("source_table"),
-        event_id.alias("event_id"),
-        F.col("raw"),
-        F.array_distinct(F.concat(F.col(ERRORS_COLUMN), F.col(FAILED_DROP))).alias("failed_checks"),
-        F.lit(ctx.run_id).alias("run_id"),
-        F.lit(ctx.started_at).cast("timestamp").alias("quarantined_at"),
-        F.col("source_file"),
-        F.col("record_index"),
-    )
+    return bad.select(*[value.alias(name) for name, value in quarantine_columns(bad, table, ctx).items()])
 
 
 INLINE_HELD = 5_000  # quarantine keys already held, up to this many, filter as an IN list
@@ -385,28 +396,31 @@ def run(spec: SilverTableSpec, ctx: RunContext) -> TaskResult:
     limit = ctx.config.profile.get("small_input_rows")
     if spec.selects is not None:
         with small_input_mode(ctx.spark, source_rows, limit):
-            values = _new_values(spec, ctx, watermark, source_version)
+            values = _new_values(spec, ctx, watermark, source_version, source_rows)
         if not any(spec.selects.accepts(v) for v in values):
             return _record_empty_batch(spec, ctx, watermark, source_version, source_rows)
     # filters_stay_put: else the write's `_bad` filter would re-type every row (see its docstring).
     with small_input_mode(ctx.spark, source_rows, limit):
+        if source_rows <= COLLECTED_ROWS:
+            return _process_collected(spec, ctx, watermark, source_version, source_rows)
         with filters_stay_put(ctx.spark):
             return _process(spec, ctx, watermark, source_version, source_rows)
 
 
 def _new_values(
-    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
 ) -> frozenset:
-    """Distinct values of the selector's column in the source rows after `watermark`: one small
-    job per run and source, shared by the tasks reading the same rows (the DataWorks families)."""
+    """Distinct values of the selector's column in the source rows after `watermark`: looked up
+    once per run and source, for the tasks reading the same rows (the DataWorks families); no
+    job when the rows are few (read into the driver, `COLLECTED_ROWS`)."""
     key = (spec.source, watermark, source_version, spec.selects.column)
     if key not in ctx.source_values:
-        rows = (
-            ctx.store.read_added_since(spec.source, watermark, source_version)
-            .select(spec.selects.column)
-            .distinct()
-        )
-        ctx.source_values[key] = frozenset(row[0] for row in rows.collect())
+        collected = watermark is not None and source_rows <= COLLECTED_ROWS
+        rows = ctx.store.read_added_since(spec.source, watermark, source_version, collected=collected)
+        selected = rows.select(spec.selects.column)
+        if not collected:  # else the column is computed as the plan is made: no job to make it distinct
+            selected = selected.distinct()
+        ctx.source_values[key] = frozenset(row[0] for row in selected.collect())
     return ctx.source_values[key]
 
 
@@ -497,3 +511,123 @@ def _process(
         rows_quarantined=quarantined,
         rows_duplicate=rows_in - quarantined - rows_out,
     )
+
+
+# A batch of up to this many source rows is typed, checked, split and deduplicated in one Spark
+# job, the rest on the collected rows (`_process_collected`); larger batches stay in Spark.
+COLLECTED_ROWS = LOCAL_ROWS
+RANK = "_rank"  # a good row's place among the good rows of its key, earliest landed first
+QUARANTINED = "_quarantine_"  # prefix of a bad row's silver.quarantine columns
+
+
+def _process_collected(
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+) -> TaskResult:
+    """`_process` for a small batch. One Spark job computes its typed rows with every rule's
+    result, each bad row's quarantine row and each good row's rank among the good rows of its key
+    (first landed first); the counts, the gate, the quarantine's append, the deduplication against
+    the table (its keys looked up by the table store, without a job on delta-rs) and the append
+    happen on the collected table, which the writes take as it is."""
+    store = ctx.store
+    suite = _suite(spec, ctx)
+    new_rows = store.read_added_since(spec.source, watermark, source_version, collected=watermark is not None)
+    typed = _typed_rows(spec, store, new_rows)
+    flagged = flag_rows(typed, suite)
+    flagged = flagged.withColumn("_bad", (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0))
+    checked, checks = checked_rows(flagged, suite)
+    fallback = spec.fallback_time() if spec.fallback_time is not None else F.lit(False)
+    quarantine = {
+        f"{QUARANTINED}{name}": F.when(F.col("_bad"), value)
+        for name, value in quarantine_columns(flagged, spec.table, ctx).items()
+    }
+    planned = checked.withColumns(
+        {
+            RANK: F.row_number().over(Window.partitionBy("_bad", spec.dedup_key).orderBy(*ORDER)),
+            FALLBACK_TIME: F.coalesce(fallback, F.lit(False)),
+            **quarantine,
+        }
+    )
+    collected = planned.toArrow()
+    outcomes = rule_outcomes(collected, checks)
+    bad = pc.fill_null(collected.column("_bad"), False)
+    quarantined = pc.sum(pc.cast(bad, pa.int64())).as_py() or 0
+    fatal = breaches(outcomes)
+    if fatal and ctx.config.section("quality")["fail_on_breach"]:
+        record_dq(ctx, spec.table, outcomes)
+        raise QualityGateError(gate_message(spec.table, fatal[0]))
+    if quarantined:
+        _quarantine_collected(_quarantine_part(collected.filter(bad), planned), spec.table, store)
+    faults.checkpoint("silver_after_quarantine", spec.table)
+
+    good = collected.filter(pc.invert(bad))
+    written = _new_to_table(spec, ctx, watermark, good.filter(pc.equal(good.column(RANK), 1)))
+    columns = [c for c in typed.columns if c not in HELPER_COLUMNS]
+    rows = CollectedRows(written.select(columns), StructType([typed.schema[c] for c in columns]))
+    commit = _watermark_commit(spec, ctx, source_version)
+    if rows.num_rows:
+        store.append(
+            rows, spec.table, partition_by=list(spec.partition_by), metadata=commit, rows=rows.num_rows
+        )
+    else:
+        store.commit_no_rows(rows, spec.table, partition_by=list(spec.partition_by), metadata=commit)
+    checked_after = [o for check in spec.checks for o in check(store)]
+    record_dq(ctx, spec.table, outcomes + uniqueness_outcomes(written, checks) + checked_after)
+    return TaskResult(
+        source_rows=source_rows,
+        rows_in=collected.num_rows,
+        rows_out=rows.num_rows,
+        rows_quarantined=quarantined,
+        rows_duplicate=collected.num_rows - quarantined - rows.num_rows,
+    )
+
+
+def _quarantine_part(bad: pa.Table, planned: DataFrame) -> CollectedRows:
+    """The quarantine rows of the collected bad rows (their `QUARANTINED` columns, renamed)."""
+    names = [c for c in planned.columns if c.startswith(QUARANTINED)]
+    fields = [planned.schema[c] for c in names]
+    schema = StructType([StructField(f.name[len(QUARANTINED) :], f.dataType, f.nullable) for f in fields])
+    return CollectedRows(bad.select(names).rename_columns(schema.names), schema)
+
+
+def _quarantine_collected(rows: CollectedRows, table: str, store) -> None:
+    """Append the collected quarantine rows the quarantine does not hold yet (by
+    `quarantine_id`), as `_quarantine` does for a frame: an attempt that died after its
+    quarantine's commit left them there."""
+    key = "quarantine_id"
+    if store.exists(QUARANTINE):
+        ids = rows.table.column(key).to_pylist()
+        held = store.read_rows(
+            QUARANTINE, [key], selections=[[*_quarantined_since(table, store), In(key, ids)]]
+        )
+        if held:
+            kept = pc.invert(pc.is_in(rows.table.column(key), pa.array([r[key] for r in held], pa.string())))
+            rows = CollectedRows(rows.table.filter(kept), rows.schema)
+    if rows.num_rows:
+        store.append(rows, QUARANTINE, rows=rows.num_rows)
+
+
+def _new_to_table(
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, winners: pa.Table
+) -> pa.Table:
+    """The batch's first landed row of each key (`winners`) without the keys the table holds
+    already: looked up among the rows of the batch's event dates (`_existing_keys`' bounds), by
+    the table store. A `source_unique` table whose source only gained rows holds none of them."""
+    store, key = ctx.store, spec.dedup_key
+    if _keys_are_new(spec, ctx, watermark) or not store.exists(spec.table) or winners.num_rows == 0:
+        return winners
+    keys = [k for k in pc.unique(winners.column(key)).to_pylist() if k is not None]
+    if not keys:
+        return winners
+    bounds = [In(key, keys)]
+    columns = store.columns(spec.table)
+    dates = (
+        pc.unique(winners.column(EVENT_DATE)).to_pylist() if EVENT_DATE in winners.column_names else [None]
+    )
+    fallback = pc.any(pc.fill_null(winners.column(FALLBACK_TIME), False)).as_py()
+    if not fallback and None not in dates and EVENT_DATE in columns:
+        bounds += dates_bounds(columns, dates)
+    held = [row[key] for row in store.read_rows(spec.table, [key], selections=[bounds])]
+    if not held:
+        return winners
+    present = pa.array(held, winners.schema.field(key).type)
+    return winners.filter(pc.invert(pc.fill_null(pc.is_in(winners.column(key), present), False)))

@@ -9,8 +9,11 @@ DataWorks families) is not typed at all when no new row is selected, and records
 exactly what typing the empty batch would have recorded.
 
 A table keyed from a deduplicated source (`source_unique`) appends a batch of distinct
-keys as it is, in fewer Spark jobs, and deduplicates when a key repeats or the source
-was rewritten.
+keys as it is, without looking its keys up in the table, and deduplicates when a key repeats
+or the source was rewritten.
+
+The deduplication runs on both of the executor's paths (`both_paths`): a small batch's, whose
+rows are collected once and split in the driver, and a large batch's, which stays in Spark.
 """
 
 from __future__ import annotations
@@ -61,6 +64,15 @@ def _typed(bronze: DataFrame) -> DataFrame:
 SPEC = SilverTableSpec(table=TABLE, source=SOURCE, transform=_typed)
 
 
+@pytest.fixture(params=["collected", "in Spark"])
+def both_paths(request, monkeypatch):
+    """The test runs once with the batch collected (as every small batch is) and once in Spark
+    (as a batch of more than `COLLECTED_ROWS` source rows is)."""
+    if request.param == "in Spark":
+        monkeypatch.setattr(silver_executor, "COLLECTED_ROWS", 0)
+    return request.param
+
+
 def _land(spark, store, rows):
     store.append(spark.createDataFrame(rows, SCHEMA), SOURCE)
 
@@ -74,7 +86,7 @@ def _written(store):
     return sorted((r.event_id, r.source_file, r.record_index) for r in store.read(TABLE).collect())
 
 
-def test_the_earliest_landed_row_of_a_key_wins(spark, store, config):
+def test_the_earliest_landed_row_of_a_key_wins(spark, store, config, both_paths):
     later = T0 + dt.timedelta(hours=1)
     _land(
         spark,
@@ -94,7 +106,7 @@ def test_the_earliest_landed_row_of_a_key_wins(spark, store, config):
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (5, 2, 3)
 
 
-def test_rows_sharing_key_and_record_collapse_to_one(spark, store, config):
+def test_rows_sharing_key_and_record_collapse_to_one(spark, store, config, both_paths):
     _land(spark, store, [("a", "f.jsonl", 0, T0, 2), ("b", "f.jsonl", 1, T0, 1), ("b", "f.jsonl", 2, T0, 2)])
 
     result = _run(spark, store, config)
@@ -119,7 +131,7 @@ def _counted_spec(calls) -> SilverTableSpec:
     return dataclasses.replace(SPEC, transform=transform)
 
 
-def test_each_row_is_typed_once_for_the_checks_quarantine_deduplication_and_write(spark, store, config):
+def test_each_row_is_typed_once_for_the_checks_quarantine_deduplication_and_write(spark, store, config, both_paths):
     calls = spark.sparkContext.accumulator(0)
     cached_before = len(spark.sparkContext._jsc.getPersistentRDDs())
     _land(
@@ -179,21 +191,39 @@ def test_keys_already_in_the_table_are_not_written_again(spark, store, config, m
 UNIQUE = dataclasses.replace(SPEC, source_unique=True)  # as if bronze.toy_events held each key once
 
 
-def test_a_source_unique_table_appends_new_keys_without_deduplicating(spark, store, config, tmp_path):
+def test_a_source_unique_table_appends_new_keys_without_deduplicating(
+    spark, store, config, tmp_path, both_paths, monkeypatch
+):
+    """In Spark the probe of the table's keys is jobs of its own; on the collected path it is a
+    look-up by the table store (no Spark job on delta-rs), which the unique table never makes."""
+    looked_up = []
+    lookup = type(store).read_rows
+
+    def recorded(self, name, *args, **kwargs):
+        looked_up.append(name)
+        return lookup(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(type(store), "read_rows", recorded)
     other = open_store(spark, tmp_path / "other", "delta-rs")  # the same batches, deduplicated
-    jobs = {}
+    jobs, probes = {}, {}
     for name, spec, target in (("unique", UNIQUE, store), ("dedup", SPEC, other)):
         _land(spark, target, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
         _run(spark, target, config, spec)
         _land(spark, target, [("c", "f2.jsonl", 0, T0, 1), ("d", "f2.jsonl", 1, T0, 1)])
+        looked_up.clear()
         result, jobs[name] = spark_jobs(spark, lambda t=target, j=spec: _run(spark, t, config, j))
+        probes[name] = looked_up.count(TABLE)
         assert (result.rows_in, result.rows_out, result.rows_duplicate) == (2, 2, 0)
         written = [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 1), ("c", "f2.jsonl", 0), ("d", "f2.jsonl", 1)]
         assert _written(target) == written
-    assert jobs["unique"] < jobs["dedup"]
+    if both_paths == "in Spark":
+        assert jobs["unique"] < jobs["dedup"]
+    else:
+        assert (probes["unique"], probes["dedup"]) == (0, 1)
+        assert jobs["unique"] == jobs["dedup"] == 1  # the batch's one job: typed, checked and ranked
 
 
-def test_a_repeated_key_in_a_source_unique_batch_is_deduplicated_after_all(spark, store, config):
+def test_a_repeated_key_in_a_source_unique_batch_is_deduplicated_after_all(spark, store, config, both_paths):
     _land(
         spark, store, [("a", "f2.jsonl", 0, T0, 1), ("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 2)]
     )
@@ -204,7 +234,7 @@ def test_a_repeated_key_in_a_source_unique_batch_is_deduplicated_after_all(spark
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (4, 2, 2)
 
 
-def test_a_source_unique_table_deduplicates_after_its_source_was_rewritten(spark, store, config):
+def test_a_source_unique_table_deduplicates_after_its_source_was_rewritten(spark, store, config, both_paths):
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
     _run(spark, store, config, UNIQUE)
     rebuilt = [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1), ("c", "f1.jsonl", 2, T0, 1)]
@@ -216,7 +246,7 @@ def test_a_source_unique_table_deduplicates_after_its_source_was_rewritten(spark
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (3, 1, 2)
 
 
-def test_a_batch_with_nothing_to_write_moves_the_watermark_without_writing_rows(spark, store, config):
+def test_a_batch_with_nothing_to_write_moves_the_watermark_without_writing_rows(spark, store, config, both_paths):
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 1)])
     _run(spark, store, config)
     _land(spark, store, [("a", "f2.jsonl", 0, T0, 0)])  # no copies: the transform yields no row
@@ -231,7 +261,7 @@ def test_a_batch_with_nothing_to_write_moves_the_watermark_without_writing_rows(
     assert _run(spark, store, config).status == "SKIPPED"
 
 
-def test_a_first_batch_with_no_rows_creates_the_empty_table(spark, store, config):
+def test_a_first_batch_with_no_rows_creates_the_empty_table(spark, store, config, both_paths):
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 0)])
 
     result = _run(spark, store, config)
