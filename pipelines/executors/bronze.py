@@ -26,8 +26,10 @@ from pipelines.landing.discovery import FileScan, LandingFile
 from pipelines.landing.source_view import SourceView, look, reads_through_spark
 from pipelines.landing.through_spark import exists_through_spark
 from pipelines.runtime import faults
+from pipelines.runtime.caching import LOCAL_ROWS
 from pipelines.runtime.spark import small_input_mode
 from pipelines.runtime.sql_expressions import literal
+from pipelines.store.collected import CollectedRows
 
 FILES_SCHEMA = StructType(
     [
@@ -335,8 +337,9 @@ def _not_as_scanned(view: SourceView, scans: list[FileScan]) -> dict[str, tuple[
 def _land(
     spec: BronzeTableSpec, ctx: RunContext, scans: list[FileScan]
 ) -> tuple[dict[str, tuple[int, int]], int]:
-    """Read `scans` in one Spark job and append their records in one commit; returns
-    (records, corrupt) per file and the table version written."""
+    """Read `scans` in one Spark job and append their records in one commit (a few are collected
+    and committed as Arrow, with no Spark write); returns (records, corrupt) per file and the
+    table version written."""
     spark = ctx.spark
     invalid_lines = [(s.file.path, line, b64) for s in scans for line, b64 in s.invalid_utf8_lines.items()]
     invalid = spark.createDataFrame(invalid_lines, INVALID_SCHEMA) if invalid_lines else None
@@ -356,6 +359,8 @@ def _land(
         "ingest_run_id", F.lit(ctx.run_id)
     )
     before = ctx.store.version(spec.table)
+    if _estimated_records([s.file for s in scans]) <= LOCAL_ROWS:  # a few: read once, written from the driver
+        records = CollectedRows(records.toArrow(), records.schema)
     ctx.store.append(records, spec.table, metadata={"run_id": ctx.run_id, "files": len(scans)})
     per_file = _records_per_file(ctx, spec.table, before)
     faults.checkpoint("bronze_after_commit", spec.table)
