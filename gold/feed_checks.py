@@ -10,7 +10,7 @@ the notifications show them like any rule):
   data read) is at most `feeds.<source>.freshness_hours` old; `feed_is_fresh:<family>` the same
   for each family given its own hours in `feeds.<source>.families` (read from the feed table);
 - `feed_volume_near_baseline:<family>`: yesterday (UTC, the last complete day by the run's
-  clock) had at least `feeds.volume_min_ratio` of the family's baseline, judged for the families
+  clock; its rows read by the table store, without a Spark job on delta-rs) had at least `feeds.volume_min_ratio` of the family's baseline, judged for the families
   whose baseline is at least `feeds.volume_min_baseline` events (smaller ones vary too much).
 
 A breached check has severity `feeds.severity`: `warn` records it, `fail` also stops the run
@@ -24,8 +24,6 @@ import datetime as dt
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from pyspark.sql import functions as F
 
 from pipelines.quality import Expectation, Outcome
 from pipelines.store.pruning import In
@@ -94,6 +92,11 @@ def _as_utc(value: dt.datetime | None) -> dt.datetime | None:
     return value.replace(tzinfo=dt.timezone.utc)
 
 
+def _latest(a: dt.datetime | None, b: dt.datetime | None) -> dt.datetime | None:
+    """The later of two times, either of which may be unknown."""
+    return b if a is None else (a if b is None else max(a, b))
+
+
 def _text(moment: dt.datetime | None) -> str:
     return "never" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
@@ -155,33 +158,45 @@ class FeedChecks:
         return Outcome(expectation, 1, int(stale), (example,) if stale else ())
 
     def _family_freshness(self, store, settings: FeedSettings, at: dt.datetime):
-        """`feed_is_fresh:<family>` for the families given hours of their own (one filtered read)."""
+        """`feed_is_fresh:<family>` for the families given hours of their own (one filtered read
+        by the table store: no Spark job on delta-rs)."""
         wanted = settings.family_hours
         if not wanted:
             return []
-        rows = store.read(self.table, where=[In("family", sorted({f for _, f, _ in wanted}))])
-        newest = {
-            (r["source"], r["family"]): (r["newest"], r["landed"])
-            for r in rows.groupBy("source", "family")
-            .agg(F.max("newest_event_time").alias("newest"), F.max("newest_landed_at").alias("landed"))
-            .collect()
-        }
+        rows = store.read_rows(
+            self.table,
+            ["source", "family", "newest_event_time", "newest_landed_at"],
+            selections=[[In("family", sorted({f for _, f, _ in wanted}))]],
+        )
+        newest: dict[tuple, tuple] = {}
+        for r in rows:
+            event, landed = newest.get((r["source"], r["family"]), (None, None))
+            newest[(r["source"], r["family"])] = (
+                _latest(event, _as_utc(r["newest_event_time"])),
+                _latest(landed, _as_utc(r["newest_landed_at"])),
+            )
         outcomes = []
         for source, family, hours in wanted:
             event, landed = newest.get((source, family), (None, None))
-            outcomes.append(
-                (source, self._fresh(settings, family, hours, _as_utc(event), _as_utc(landed), at))
-            )
+            outcomes.append((source, self._fresh(settings, family, hours, event, landed, at)))
         return outcomes
 
     def _volume(self, store, settings: FeedSettings, at: dt.datetime):
         """`feed_volume_near_baseline:<family>` for yesterday's rows whose baseline is large
         enough (one read of yesterday's rows)."""
         yesterday = at.astimezone(dt.timezone.utc).date() - dt.timedelta(days=1)
-        rows = store.read(self.table, where=[In("event_date", [yesterday])])
-        judged = rows.where(F.col("baseline_events") >= F.lit(settings.volume_min_baseline))
+        rows = store.read_rows(
+            self.table,
+            ["source", "family", "events", "baseline_events", "ratio"],
+            selections=[[In("event_date", [yesterday])]],
+        )
+        judged = [
+            r
+            for r in rows
+            if r["baseline_events"] is not None and r["baseline_events"] >= settings.volume_min_baseline
+        ]
         outcomes = []
-        for r in judged.orderBy("source", "family").collect():
+        for r in sorted(judged, key=lambda r: (r["source"], r["family"])):
             expectation = Expectation(
                 f"{NEAR_BASELINE}:{r['family']}",
                 BETWEEN,

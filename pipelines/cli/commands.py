@@ -9,6 +9,7 @@ schema prefix, the profile and the engine; `--maintenance` is the job's last tas
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -44,6 +45,8 @@ def _run_and_summarize(
     lock: bool = True,
     notes: dict[str, str] | None = None,
     compact: bool = True,
+    session=None,
+    in_sight=None,
 ) -> None:
     """One pipeline run, then its one-line summary."""
     from pipelines.orchestration.runner import run_pipeline
@@ -57,6 +60,8 @@ def _run_and_summarize(
         lock=lock,
         notes=notes,
         compact=compact,
+        session=session,
+        in_sight=in_sight,
     )
     print(
         f"done       run_id={summary.run_id}  bronze_rows={summary.total('rows_out', 'bronze')}  "
@@ -88,17 +93,20 @@ def _maintained_store(config: Config) -> Iterator:
 
 
 def _session_for_one_run(config: Config, layers: tuple[str, ...]):
-    """(session, notes for the run's first line): a local profile's new JVM is tuned for this
-    one run (`pipelines.runtime.tuning.for_local_run`, from the rows it has in sight)."""
+    """(what starts the run's session, notes for the run's first line, the rows the run has in
+    sight): a local profile's new JVM is tuned for this one run
+    (`pipelines.runtime.tuning.for_local_run`, from the rows it has in sight), and started only
+    if the run needs one; the rows are weighed once, for both."""
     from pipelines.runtime.spark import get_spark, uses_connect
 
     if config.profile.get("use_existing_session") or uses_connect(config):
-        return get_spark(config), {}
+        return (lambda: get_spark(config)), {}, None
     from pipelines.orchestration.weighing import rows_in_sight
     from pipelines.runtime import tuning
 
-    local = tuning.for_local_run(config, lambda: rows_in_sight(config, layers))
-    return get_spark(config, local.java_options), local.notes
+    in_sight = functools.cache(lambda: rows_in_sight(config, layers))
+    local = tuning.for_local_run(config, in_sight)
+    return (lambda: get_spark(config, local.java_options)), local.notes, in_sight
 
 
 def _notify(config: Config, dry_run: bool = False, lock: bool = True, prog: str = "lakehouse notify") -> int:
@@ -150,9 +158,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = _config(args)
     layers = tuple(_names(args.layers))
     if args.every is None:
-        spark, notes = _session_for_one_run(config, layers)
+        session, notes, in_sight = _session_for_one_run(config, layers)
         try:
-            _run_and_summarize(config, layers, args.log_format, spark=spark, notes=notes)
+            _run_and_summarize(
+                config, layers, args.log_format, notes=notes, session=session, in_sight=in_sight
+            )
         finally:
             _notify_after_run(config)
         return 0

@@ -8,6 +8,7 @@ rows of its own, and its committed data is accounted for by the next run's.
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import json
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -135,10 +136,18 @@ def _examples(outcome: Outcome) -> list:
 _DOC_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gx-documents")
 
 
-def _write_gx_document(folder: Path, table: str, outcomes: list[Outcome], run_id: str) -> None:
+def prepare_documents() -> None:
+    """Start loading Great Expectations (a few seconds of imports) on the documents' thread, so
+    that it overlaps what the run waits on first (a new JVM's start) rather than its tasks."""
+    _DOC_WRITER.submit(importlib.import_module, "great_expectations")
+
+
+def _write_gx_document(folder: Path, table: str, outcomes: list[Outcome], run_id: str) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     result = to_gx_result(table, outcomes, run_id)
-    (folder / f"{run_id}.json").write_text(json.dumps(result.to_json_dict(), indent=1, default=str))
+    document = folder / f"{run_id}.json"
+    document.write_text(json.dumps(result.to_json_dict(), indent=1, default=str))
+    return document
 
 
 def wait_for_documents(ctx: RunContext) -> None:
@@ -146,6 +155,17 @@ def wait_for_documents(ctx: RunContext) -> None:
     pending, ctx.pending[:] = list(ctx.pending), []
     for future in pending:
         future.result()
+
+
+def discard_bookkeeping(ctx: RunContext) -> None:
+    """Drop what the run would have recorded (its `ops.runs` and `ops.dq_results` rows, its
+    validation documents): an attempt that is started again records nothing of its own."""
+    ctx.bookkeeping.take()
+    pending, ctx.pending[:] = list(ctx.pending), []
+    for future in pending:
+        document = future.result()
+        if isinstance(document, Path):
+            document.unlink(missing_ok=True)
 
 
 def write_bookkeeping(ctx: RunContext) -> None:

@@ -122,11 +122,22 @@ def load_collector_losses(ctx: RunContext) -> int:
         return 0
 
 
+def _waiting(landing: Path) -> list[str]:
+    """The names of the loss log files in `landing` not loaded yet, in order."""
+    folder = landing / LOG_FOLDER
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.glob("*.jsonl") if not p.name.startswith(("_", ".")))
+
+
+def losses_waiting(config) -> bool:
+    """Whether loss log files wait to be loaded (a run that reads landing loads them)."""
+    return bool(_waiting(config.landing))
+
+
 def _load(ctx: RunContext) -> int:
     folder = ctx.config.landing / LOG_FOLDER
-    if not folder.is_dir():
-        return 0
-    waiting = sorted(p.name for p in folder.glob("*.jsonl") if not p.name.startswith(("_", ".")))
+    waiting = _waiting(ctx.config.landing)
     if not waiting:
         return 0
     now = dt.datetime.now(dt.timezone.utc)

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+
+from pyspark.sql import SparkSession
 
 from pipelines.core.config import Config
 from pipelines.core.context import RunContext, TaskObserver, TaskResult
@@ -29,12 +33,20 @@ from pipelines.core.table_specs import BronzeTableSpec, GoldTableSpec, SilverTab
 from pipelines.executors import bronze, gold, silver
 from pipelines.landing.folder_marks import TABLE as LANDING_FOLDERS
 from pipelines.landing.ingestion_log import TABLE as INGESTION_LOG
-from pipelines.ops.bookkeeping import DQ_RESULTS, RUNS, record_run, write_bookkeeping
+from pipelines.ops.bookkeeping import (
+    DQ_RESULTS,
+    RUNS,
+    discard_bookkeeping,
+    prepare_documents,
+    record_run,
+    write_bookkeeping,
+)
 from pipelines.ops.collector_losses import load_collector_losses
 from pipelines.ops.compaction import TableCompaction, compact_after_run
 from pipelines.orchestration.admission import Start, admission_for
 from pipelines.orchestration.failure import one_line_reason
 from pipelines.orchestration.lock import warehouse_lock
+from pipelines.orchestration.session_on_demand import NO_SESSION, SessionNeeded, may_run_without_session
 from pipelines.runtime.spark import (
     get_spark,
     is_connect,
@@ -42,10 +54,11 @@ from pipelines.runtime.spark import (
     runs_tasks_side_by_side,
     task_session,
 )
-from pipelines.store import open_configured_store
+from pipelines.store import open_configured_store, open_folder_store
 
 EXECUTORS = {BronzeTableSpec: bronze.run, SilverTableSpec: silver.run, GoldTableSpec: gold.run}
 LAYERS = ("bronze", "silver", "gold")
+TASK_TAG = "lakehouse-task-"  # the Spark job tag of a task's jobs, followed by the task's key
 SHARED_TABLES = (RUNS, DQ_RESULTS, INGESTION_LOG, LANDING_FOLDERS, silver.QUARANTINE)  # written by many tasks
 
 
@@ -80,6 +93,8 @@ def run_pipeline(
     observer: TaskObserver | None = None,
     compact: bool = True,
     notes: dict[str, str] | None = None,
+    session: Callable[[], SparkSession] | None = None,
+    in_sight: Callable[[], int] | None = None,
 ) -> RunSummary:
     """Run the tasks of `layers`; raises RunFailed with a one-line reason when a task fails.
 
@@ -91,7 +106,10 @@ def run_pipeline(
     `observer` watches each task (`TaskObserver`). `compact`: compact the tables the run wrote
     once it succeeded (`maintenance`); a run of part of the graph beside others leaves that to
     a maintenance step of its own. `notes`: more fields for the run's first line (how the
-    caller started Spark, say)."""
+    caller started Spark, say). `session`: starts the run's Spark session when `spark` is not
+    given (`get_spark` by default); a run with nothing in sight first runs without one
+    (`pipelines.orchestration.session_on_demand`), so an idle run starts no JVM. `in_sight`: the
+    rows the run has in sight, where the caller weighed them already (`rows_in_sight`)."""
     unknown = set(layers) - set(LAYERS)
     if unknown:
         raise ValueError(f"unknown layers {sorted(unknown)}; choose from {LAYERS}")
@@ -104,8 +122,30 @@ def run_pipeline(
     ):
         raise RunFailed(f"landing folder {config.landing} does not exist")
     graph = graph or load_graph()
-    spark = spark or get_spark(config)
-    store = open_configured_store(spark, config).for_run()
+    prepare_documents()
+    attempt = functools.partial(_run, config, layers, graph, log_format, lock, observer, compact, notes)
+    if spark is None and may_run_without_session(config, layers, graph, in_sight):
+        try:
+            return attempt(NO_SESSION, open_folder_store(config.warehouse, NO_SESSION).for_run())
+        except SessionNeeded:
+            pass  # new work arrived since the weighing: the run starts again with a session
+    spark = spark or (session or functools.partial(get_spark, config))()
+    return attempt(spark, open_configured_store(spark, config).for_run())
+
+
+def _run(
+    config: Config,
+    layers: tuple[str, ...],
+    graph: TaskGraph,
+    log_format: str,
+    lock: bool,
+    observer: TaskObserver | None,
+    compact: bool,
+    notes: dict[str, str] | None,
+    spark,
+    store,
+) -> RunSummary:
+    """`run_pipeline` on `spark` (or `NO_SESSION`) and `store`, a run's own."""
     run_id = new_run_id()
     ctx = RunContext(spark, store, config, run_id, dt.datetime.now(dt.timezone.utc), log_format)
     if observer is not None:
@@ -118,22 +158,29 @@ def run_pipeline(
         else nullcontext()
     )
     with held:
-        ctx.log(
-            "run",
-            run_id=run_id,
-            warehouse=str(config.warehouse),
-            engine=store.engine_name,
-            spark="connect" if is_connect(spark) else None,
-            **(notes or {}),
-        )
         tasks = graph.ordered(set(layers))
         store.prefetch(_tables_of(tasks, config))
+        abandoned = False
         try:
+            ctx.log(
+                "run",
+                run_id=run_id,
+                warehouse=str(config.warehouse),
+                engine=store.engine_name,
+                spark=_spark_note(spark),
+                **(notes or {}),
+            )
             failed = _run_graph(ctx, tasks, config.section("run")["parallel_tasks"], summary)
             if "bronze" in layers:  # the collectors' refusals, beside landing, into ops.collector_losses
                 load_collector_losses(ctx)
+        except SessionNeeded:
+            abandoned = True
+            raise
         finally:
-            write_bookkeeping(ctx)
+            if abandoned:
+                discard_bookkeeping(ctx)
+            else:
+                write_bookkeeping(ctx)
         if failed:
             summary.seconds = time.monotonic() - started
             raise RunFailed(f"{failed}: {summary.results[failed].message}")
@@ -141,6 +188,13 @@ def run_pipeline(
             summary.compactions = _compact_written_tables(ctx, tasks, summary)
         summary.seconds = time.monotonic() - started
     return summary
+
+
+def _spark_note(spark) -> str | None:
+    """The run's first line says `spark=none` for a run without a session, `connect` over Spark Connect."""
+    if spark is NO_SESSION:
+        return "none"
+    return "connect" if is_connect(spark) else None
 
 
 def _remote(spark, config: Config) -> bool:
@@ -178,7 +232,8 @@ def _run_graph(ctx: RunContext, tasks: list[Task], parallel: int | str, summary:
     A task that runs alone runs on this thread in the run's own session, as one by one; so do
     all of a session's that has no sibling sessions for tasks side by side (the session of a
     Databricks serverless runtime: `pipelines.runtime.connect_siblings`)."""
-    admission = admission_for(ctx, parallel if runs_tasks_side_by_side(ctx.spark) else 1)
+    side_by_side = ctx.spark is not NO_SESSION and runs_tasks_side_by_side(ctx.spark)
+    admission = admission_for(ctx, parallel if side_by_side else 1)
     if admission.one_by_one:
         for task in tasks:
             summary.results[task.key] = _run_task(ctx, task.key, task.spec(ctx.config))
@@ -230,15 +285,30 @@ def _run_task_in_own_session(ctx: RunContext, task: Task) -> TaskResult:
         release_task_session(session)
 
 
+@contextmanager
+def _tagged(spark, key: str) -> Iterator[None]:
+    """The Spark jobs started inside carry the job tag `TASK_TAG` + the task's key, so Spark's UI
+    and event log (and `make bench`) tell which task ran which job."""
+    if spark is NO_SESSION:
+        yield
+        return
+    spark.addTag(TASK_TAG + key)
+    try:
+        yield
+    finally:
+        spark.removeTag(TASK_TAG + key)
+
+
 def _run_task(ctx: RunContext, key: str, spec) -> TaskResult:
     executor = EXECUTORS[type(spec)]
     started_at = dt.datetime.now(dt.timezone.utc)
     clock = time.monotonic()
     ctx.observer.task_started(key, spec)
-    try:
-        result = executor(spec, ctx)
-    except Exception as exc:  # recorded, then the run stops with this reason
-        result = TaskResult(status="FAILED", message=one_line_reason(exc))
+    with _tagged(ctx.spark, key):
+        try:
+            result = executor(spec, ctx)
+        except Exception as exc:  # recorded, then the run stops with this reason
+            result = TaskResult(status="FAILED", message=one_line_reason(exc))
     seconds = time.monotonic() - clock
     ctx.observer.task_executed(key, spec, result)
     record_run(ctx, key, spec.table, started_at, result, getattr(spec, "reconciles", None))
