@@ -12,12 +12,20 @@ before them. So, for each engine, `lakehouse run`s in new processes, timed from 
   them), then over the same landing with ten more: how long **finding the new files** takes
   (the bronze task logs it).
 
-Each run's Spark jobs are counted from Spark's event log. The report shows seconds, jobs and
-the busiest tasks per run, then the targets (`targets`): the increment and the idle run at most
-1.5 times as long on the larger warehouse as on the smaller, the increment on the larger at
-most 10% of its full build, the ten new files found in under 2 s; on the smaller one, the
+- the bundled samples from empty (`make demo`'s run).
+
+Each run's Spark jobs are counted from Spark's event log, and each task's from the job tag the
+runner gives its jobs (`lakehouse-task-<key>`). The report shows seconds, jobs and the busiest
+tasks (seconds and jobs) per run, then the targets (`targets`): the increment and the idle run
+at most 1.5 times as long on the larger warehouse as on the smaller, the increment on the larger
+at most 10% of its full build, the ten new files found in under 2 s; on the smaller one, the
 increment at most 15% of the full build and the idle run 5%, and delta-spark's increment at
-most twice delta-rs'. The last line is one JSON object with every figure.
+most twice delta-rs'. Then the per-table floor's targets, in Spark jobs on any machine and in
+seconds scaled to the reference machine's speed (a one-thread loop of 20 million steps, timed
+at the start: `REFERENCE_LOOP_SECONDS` there): the increment on the smaller warehouse at most
+`INCREMENT_JOBS` jobs and `INCREMENT_SECONDS`, the idle run no job and `IDLE_SECONDS`, the
+samples from empty `SAMPLES_SECONDS` (delta-rs), the full build of the smaller warehouse
+`FULL_SECONDS`. The last line is one JSON object with every figure.
 
     python -m benchmarks.scheduled                                   # make bench
     python -m benchmarks.scheduled --events 20000 --large-events 200000 --small-files 10000 \
@@ -61,6 +69,19 @@ TASK_LINE = re.compile(r"^(success|skipped|failed)\s+task=(\S+).*\bseconds=([\d.
 DONE_LINE = re.compile(r"^done\s.*\bbronze_rows=(\d+)\s+silver_rows=(\d+)")
 FOUND_LINE = re.compile(r"task=" + SMALL_FILES_TASK + r"\b.*\bfound in ([\d.]+) s")
 JOB_START = '"Event":"SparkListenerJobStart"'
+TASK_TAG = re.compile(
+    r"lakehouse-task-([A-Za-z0-9_]+)"
+)  # the runner's job tag (pipelines.orchestration.runner)
+# The per-table floor's targets: Spark jobs, and seconds on the reference machine (the 20-million-
+# step loop in REFERENCE_LOOP_SECONDS), by engine.
+REFERENCE_LOOP_SECONDS = 1.3
+LOOP_STEPS = 20_000_000
+INCREMENT_JOBS = 60
+INCREMENT_SECONDS = {"delta-rs": 20.0, "delta-spark": 40.0}
+IDLE_SECONDS = {"delta-rs": 5.0, "delta-spark": 10.0}
+SAMPLES_SECONDS = {"delta-rs": 40.0}
+FULL_SECONDS = {"delta-rs": 60.0, "delta-spark": 120.0}
+SAMPLES = Path(__file__).resolve().parent.parent / "samples" / "landing"
 
 
 @dataclass
@@ -74,12 +95,19 @@ class Run:
     bronze_rows: int = 0
     silver_rows: int = 0
     tasks: dict[str, float] = field(default_factory=dict)  # task -> its seconds
+    task_jobs: dict[str, int] = field(default_factory=dict)  # task -> its Spark jobs (by job tag)
     load_1m: float = 0.0  # the machine's load average as the run started
     discovery_seconds: float | None = None  # how long the small-files bronze task took to find its files
     error: str | None = None
 
     def busiest(self, count: int = 6) -> list[tuple[str, float]]:
         return sorted(self.tasks.items(), key=lambda kv: -kv[1])[:count]
+
+    def busiest_text(self, count: int = 4) -> str:
+        """The busiest tasks as `key seconds/jobs`."""
+        return ", ".join(
+            f"{key} {seconds:.1f}/{self.task_jobs.get(key, 0)}" for key, seconds in self.busiest(count)
+        )
 
 
 def _conf_file(folder: Path, engine: str, event_log: Path, extra: dict) -> Path:
@@ -111,12 +139,32 @@ def _merged(base: dict, extra: dict) -> dict:
 
 def spark_jobs(event_log: Path) -> int:
     """Jobs Spark started, counted in the event logs under `event_log`."""
-    count = 0
+    return sum(jobs_by_task(event_log).values())
+
+
+def jobs_by_task(event_log: Path) -> dict[str, int]:
+    """Jobs Spark started, counted in the event logs under `event_log` by the task whose job tag
+    they carry ("" for jobs of no task: the session's own, the run's bookkeeping)."""
+    counts: dict[str, int] = {}
     for log in event_log.rglob("*"):
         if log.is_file():
             with log.open(encoding="utf-8", errors="replace") as lines:
-                count += sum(JOB_START in line for line in lines)
-    return count
+                for line in lines:
+                    if JOB_START in line:
+                        tagged = TASK_TAG.search(line)
+                        key = tagged.group(1) if tagged else ""
+                        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def loop_seconds(runs: int = 3) -> float:
+    """The fastest of `runs` times a new interpreter takes for a one-thread loop of `LOOP_STEPS`
+    steps: this machine's speed against the reference machine's `REFERENCE_LOOP_SECONDS`."""
+    code = f"import time; t = time.perf_counter(); i = 0\nfor _ in range({LOOP_STEPS}): i += 1\nprint(time.perf_counter() - t)"
+    return min(
+        float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout)
+        for _ in range(runs)
+    )
 
 
 def run_once(engine: str, phase: str, landing: Path, warehouse: Path, work: Path, extra: dict) -> Run:
@@ -153,16 +201,19 @@ def run_once(engine: str, phase: str, landing: Path, warehouse: Path, work: Path
             run.bronze_rows, run.silver_rows = int(finished.group(1)), int(finished.group(2))
     if done.returncode != 0:
         run.error = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
-    run.spark_jobs = spark_jobs(event_log)
+    by_task = jobs_by_task(event_log)
+    run.spark_jobs = sum(by_task.values())
+    run.task_jobs = {key: n for key, n in by_task.items() if key}
     return run
 
 
-def targets(runs: list[Run]) -> list[dict]:
-    """The targets each engine's runs meet or miss (`TARGETS`): shares of its full builds, the
-    growth from the smaller warehouse to the larger, the discovery among many files, and the
-    engines' ratio."""
+def targets(runs: list[Run], loop: float | None = None) -> list[dict]:
+    """The targets each engine's runs meet or miss: shares of its full builds, the growth from
+    the smaller warehouse to the larger, the discovery among many files, and the engines' ratio;
+    with `loop` (this machine's `loop_seconds`), the per-table floor's jobs and seconds
+    (`floor_targets`)."""
     by = {(r.engine, r.phase): r for r in runs}
-    checks = []
+    checks = [] if loop is None else floor_targets(by, loop)
 
     def check(target: str, value: str, passed: bool) -> None:
         checks.append({"target": target, "value": value, "passed": passed})
@@ -206,15 +257,52 @@ def targets(runs: list[Run]) -> list[dict]:
     return checks
 
 
+def floor_targets(by: dict[tuple[str, str], Run], loop: float) -> list[dict]:
+    """The per-table floor's targets: Spark jobs as counted, seconds scaled by this machine's
+    loop time against the reference machine's (`REFERENCE_LOOP_SECONDS`)."""
+    scale = loop / REFERENCE_LOOP_SECONDS
+    checks = []
+    bounds = (
+        ("increment small", INCREMENT_SECONDS, INCREMENT_JOBS),
+        ("idle small", IDLE_SECONDS, 0),
+        ("samples", SAMPLES_SECONDS, None),
+        ("full small", FULL_SECONDS, None),
+    )
+    for engine in dict.fromkeys(engine for engine, _ in by):
+        for phase, seconds, jobs in bounds:
+            run = by.get((engine, phase))
+            if run is None:
+                continue
+            if jobs is not None:
+                checks.append(
+                    {
+                        "target": f"{engine}: {phase} runs at most {jobs} Spark jobs",
+                        "value": f"{run.spark_jobs} jobs",
+                        "passed": run.spark_jobs <= jobs and not run.error,
+                    }
+                )
+            if engine in seconds:
+                scaled = run.seconds / scale
+                checks.append(
+                    {
+                        "target": f"{engine}: {phase} <= {seconds[engine]:.0f} s on the reference machine",
+                        "value": f"{run.seconds:.1f} s here = {scaled:.1f} s there (loop {loop:.2f} s)",
+                        "passed": scaled <= seconds[engine] and not run.error,
+                    }
+                )
+    return checks
+
+
 def report(runs: list[Run], checks: list[dict], sizes: dict[str, int], increment: int, files: int) -> str:
     lines = [
         f"scheduled runs: {sizes['small']:,} and {sizes['large']:,} events, then the same {increment:,} more "
         f"on each, then nothing new; {files:,} small files, then {NEW_FILES} more (each run a new process)",
         "",
-        f"{'engine':<12} {'run':<16} {'seconds':>8} {'jobs':>6} {'bronze':>8} {'silver':>8} {'load':>5}  busiest tasks (s)",
+        f"{'engine':<12} {'run':<16} {'seconds':>8} {'jobs':>6} {'bronze':>8} {'silver':>8} {'load':>5}  "
+        "busiest tasks (seconds/jobs)",
     ]
     for run in runs:
-        busiest = ", ".join(f"{key} {seconds:.1f}" for key, seconds in run.busiest(4))
+        busiest = run.busiest_text()
         lines.append(
             f"{run.engine:<12} {run.phase:<16} {run.seconds:>8.1f} {run.spark_jobs:>6} "
             f"{run.bronze_rows:>8} {run.silver_rows:>8} {run.load_1m:>5.1f}  {busiest}"
@@ -246,6 +334,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--workdir", help="keep landings, warehouses and event logs here (default: temporary)"
     )
     parser.add_argument("--conf", help="YAML merged over each run's configuration (e.g. profile settings)")
+    parser.add_argument(
+        "--no-samples", dest="samples", action="store_false", help="skip the bundled samples from empty"
+    )
     return parser.parse_args(argv)
 
 
@@ -282,9 +373,20 @@ def _small_files_runs(args: argparse.Namespace, work: Path, extra: dict, runs: l
         _record(runs, run_once(engine, "new files", landing, warehouse, work, bronze))
 
 
+def _samples_runs(args: argparse.Namespace, work: Path, extra: dict, runs: list[Run]) -> None:
+    """The bundled samples from empty on each engine (what `make demo` runs)."""
+    for engine in args.engines:
+        warehouse = work / f"warehouse-samples-{engine}"
+        shutil.rmtree(warehouse, ignore_errors=True)
+        _record(runs, run_once(engine, "samples", SAMPLES, warehouse, work, extra))
+
+
 def _record(runs: list[Run], run: Run) -> None:
     runs.append(run)
-    print(f"{run.engine:<12} {run.phase:<16} {run.seconds:8.1f} s  {run.spark_jobs} Spark jobs", flush=True)
+    print(
+        f"{run.engine:<12} {run.phase:<16} {run.seconds:8.1f} s  {run.spark_jobs} Spark jobs  {run.busiest_text()}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -298,20 +400,31 @@ def main(argv: list[str] | None = None) -> int:
     sizes = {"small": args.events, "large": args.large_events}
     try:
         generate_increment(work / "increment", args.increment, args.seed + 1, after_base_of=args.events)
+        loop = loop_seconds()
+        print(
+            f"a one-thread loop of {LOOP_STEPS:,} steps: {loop:.2f} s here, {REFERENCE_LOOP_SECONDS} s on the reference machine",
+            flush=True,
+        )
         runs: list[Run] = []
+        if args.samples:
+            _samples_runs(args, work, extra, runs)
         for size, events in sizes.items():
             if events:
                 _warehouse_runs(args, work, size, events, extra, runs)
         if args.small_files:
             _small_files_runs(args, work, extra, runs)
-        checks = targets(runs)
+        checks = targets(runs, loop)
         print()
         print(report(runs, checks, sizes, args.increment, args.small_files))
         figures = {
             "events": sizes,
             "increment_events": args.increment,
             "small_files": args.small_files,
-            "machine": {"cpus": os.cpu_count(), "load_1m": round(os.getloadavg()[0], 2)},
+            "machine": {
+                "cpus": os.cpu_count(),
+                "load_1m": round(os.getloadavg()[0], 2),
+                "loop_seconds": loop,
+            },
             "runs": [asdict(r) for r in runs],
             "targets": checks,
         }

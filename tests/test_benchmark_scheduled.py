@@ -55,6 +55,41 @@ def test_the_targets_compare_the_larger_warehouse_with_the_smaller_and_with_its_
     }
 
 
+def test_the_floor_targets_count_jobs_and_scale_seconds_by_the_machines_loop():
+    runs = _runs(increment_small=30.0, idle_small=11.0, samples=50.0, full_small=100.0)
+    runs[0].spark_jobs, runs[1].spark_jobs = 61, 0
+    checks = _verdicts(targets(runs, loop=2.6))  # a machine half the reference machine's speed
+    assert {k: v for k, v in checks.items() if "reference" in k or "Spark jobs" in k} == {
+        "delta-rs: increment small runs at most 60 Spark jobs": False,
+        "delta-rs: increment small <= 20 s on the reference machine": True,  # 15 s there
+        "delta-rs: idle small runs at most 0 Spark jobs": True,
+        "delta-rs: idle small <= 5 s on the reference machine": False,  # 5.5 s there
+        "delta-rs: samples <= 40 s on the reference machine": True,  # 25 s there
+        "delta-rs: full small <= 60 s on the reference machine": True,  # 50 s there
+    }
+
+
+def test_jobs_are_counted_by_the_task_whose_tag_they_carry(tmp_path):
+    log = tmp_path / "events" / "app" / "events_1"
+    log.parent.mkdir(parents=True)
+    tags = "spark-session-1-thread-2-lakehouse-task-{},spark-session-1"
+    lines = [
+        json.dumps({"Event": "SparkListenerJobStart", "Properties": {"spark.job.tags": tags.format(key)}})
+        for key in ("gold_tag_timeline", "gold_tag_timeline", "silver_datahub_entity_changes")
+    ]
+    lines += [
+        json.dumps({"Event": "SparkListenerJobStart", "Properties": {}}),
+        json.dumps({"Event": "Other"}),
+    ]
+    log.write_text("\n".join(json.dumps(json.loads(line), separators=(",", ":")) for line in lines))
+    assert scheduled.jobs_by_task(tmp_path / "events") == {
+        "gold_tag_timeline": 2,
+        "silver_datahub_entity_changes": 1,
+        "": 1,
+    }
+    assert scheduled.spark_jobs(tmp_path / "events") == 4
+
+
 def test_a_failed_run_misses_its_targets():
     runs = _runs(full_small=100.0, increment_small=1.0, new_files=0.1)
     runs[1].error = "boom"
@@ -79,6 +114,7 @@ def test_every_phase_runs_as_a_new_process_and_prints_its_figures(tmp_path, caps
     figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     phases = [r["phase"] for r in figures["runs"]]
     assert phases == [
+        "samples",
         "full small",
         "increment small",
         "idle small",
@@ -89,6 +125,9 @@ def test_every_phase_runs_as_a_new_process_and_prints_its_figures(tmp_path, caps
         "new files",
     ]
     assert all(r["seconds"] > 0 and not r["error"] for r in figures["runs"])
+    increment = figures["runs"][2]
+    assert sum(increment["task_jobs"].values()) <= increment["spark_jobs"]
+    assert figures["runs"][3]["spark_jobs"] == 0  # the idle run: no session, so no job
     found = figures["runs"][-1]
     assert found["discovery_seconds"] is not None
     assert found["bronze_rows"] == scheduled.NEW_FILES * SMALL_FILE_RECORDS
