@@ -4,12 +4,14 @@ delta-rs commits files it did not write only if we describe them; the stats
 JSON (numRecords, minValues, maxValues, nullCount) comes from the Parquet
 footers so readers can skip files. Only top-level primitive columns get
 min/max; strings longer than 32 characters are left out rather than truncated
-(a truncated max would be wrong for data skipping).
+(a truncated max would be wrong for data skipping), and so are decimals (a JSON
+number would round them).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 import os
 import shutil
@@ -34,7 +36,7 @@ def _stat_value(value):
         return value.astimezone(dt.timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
     if isinstance(value, dt.date):
         return value.isoformat()
-    if isinstance(value, bytes):
+    if isinstance(value, (bytes, decimal.Decimal)):  # no JSON form that keeps a decimal's precision
         return None
     if isinstance(value, str) and len(value) > MAX_STRING_STAT:
         return None
