@@ -226,7 +226,7 @@ def _existing_keys(spec: SilverTableSpec, store, dates: list, fallback: bool) ->
     return store.read(spec.table, where=dates_bounds(columns, dates)).select(spec.dedup_key)
 
 
-def _checked(flagged: DataFrame, suite: Suite | None, source_rows: int) -> DataFrame:
+def _checked(flagged: DataFrame, suite: Suite | None) -> DataFrame:
     """The typed rows with their `_bad` flag and per-rule results, cached: typed once.
 
     The checks, the quarantine, the deduplication and the write all read this cache. Typing
@@ -234,13 +234,10 @@ def _checked(flagged: DataFrame, suite: Suite | None, source_rows: int) -> DataF
     again for the write). The cache is kept uncompressed
     (`spark.sql.inMemoryColumnarStorage.compressed`, conf): compressing it cost more than it
     saved. What does not fit in memory spills to disk. Where the compute caches nothing
-    (serverless), a batch of up to `LOCAL_ROWS` source rows is collected once instead.
+    (serverless) it is typed by each action; a small batch takes `_process_collected` instead.
     """
     bad = (F.size(ERRORS_COLUMN) > 0) | (F.size(FAILED_DROP) > 0)
-    return keep_cached(
-        flagged.withColumn("_bad", bad).select("*", *rule_results(suite)),
-        collect_up_to=LOCAL_ROWS if source_rows <= LOCAL_ROWS else 0,
-    )
+    return keep_cached(flagged.withColumn("_bad", bad).select("*", *rule_results(suite)))
 
 
 def _narrow(
@@ -473,7 +470,7 @@ def _process(
     store = ctx.store
     new_rows = store.read_added_since(spec.source, watermark, source_version)
     suite = _suite(spec, ctx)
-    checked = _checked(flag_rows(_typed_rows(spec, store, new_rows), suite), suite, source_rows)
+    checked = _checked(flag_rows(_typed_rows(spec, store, new_rows), suite), suite)
     try:
         unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
         narrow = _narrow(checked, spec, suite, unique_columns)

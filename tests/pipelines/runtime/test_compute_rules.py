@@ -121,27 +121,6 @@ def test_frames_are_cached_only_where_the_compute_allows_it(spark, serverless_se
     assert not cached.is_cached
 
 
-def test_where_nothing_is_cached_a_few_rows_are_collected_once_and_read_back(
-    spark, serverless_session, capsys
-):
-    frame = spark.range(4).selectExpr(
-        "id",
-        "CAST(id AS DECIMAL(12, 2)) AS amount",
-        "timestamp_seconds(1700000000 + id) AS at",
-        "IF(id = 2, NULL, map('k', CAST(id AS STRING))) AS tags",
-        "array(named_struct('x', id, 'y', CAST(NULL AS STRING))) AS parts",
-    )
-    kept = keep_cached(frame, collect_up_to=4)
-    assert kept is not frame and not kept.is_cached
-    assert kept.schema == frame.schema
-    assert sorted(kept.collect()) == sorted(frame.collect())
-    kept.explain()
-    plan = capsys.readouterr().out
-    assert "LocalTableScan" in plan and "Range" not in plan  # read back, not computed again
-    assert keep_cached(frame, collect_up_to=3) is frame  # more rows than that: computed by each action
-    release_cached(kept)
-
-
 def test_small_input_mode_sets_only_what_serverless_lets_a_client_set(spark, serverless_session):
     before = {key: spark.conf.get(key, None) for key in SMALL_INPUT_CONF}
     with small_input_mode(spark, rows=10, limit=100) as switched:
