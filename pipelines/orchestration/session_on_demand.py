@@ -28,10 +28,13 @@ class SessionNeeded(BaseException):
 
 
 class _NoSession:
-    """Stands for the Spark session of an attempt that started without one: using it in any way
-    raises `SessionNeeded`."""
+    """Stands for the Spark session of an attempt that started without one: using any of a
+    session's methods or properties raises `SessionNeeded` (private and special names are
+    missing, as on any object, so that tools which inspect objects pass it by)."""
 
     def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
         raise SessionNeeded(f"the run needs a Spark session ({name})")
 
     def __repr__(self) -> str:
