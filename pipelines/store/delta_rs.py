@@ -117,6 +117,41 @@ def _may_hold(files: pa.Table, selections: list[list[Bound]], partition_by: list
     return may
 
 
+def _files_dataset(table: DeltaTable, selections: list[list[Bound]]) -> pads.FileSystemDataset:
+    """A pyarrow dataset of the snapshot's files that may hold a row of any selection, each file
+    knowing its partition values only. Not delta-rs' own dataset: it gives every file an
+    expression from the log's statistics in which a column the log has no min/max of (a string
+    longer than the statistics keep) reads as `>= null`, so a filter on that column would skip
+    every file that holds it."""
+    whole = table.to_pyarrow_dataset()
+    partition_by = table.metadata().partition_columns
+    files = pa.table(table.get_add_actions(flatten=True))
+    chosen = files.filter(_may_hold(files, selections, partition_by))
+    fragments = [
+        whole.format.make_fragment(
+            file["path"],
+            filesystem=whole.filesystem,
+            partition_expression=_partition_expression(file, partition_by, whole.schema),
+        )
+        for file in chosen.to_pylist()
+    ]
+    return pads.FileSystemDataset(fragments, whole.schema, whole.format, whole.filesystem)
+
+
+def _partition_expression(
+    file: dict[str, Any], partition_by: list[str], schema: pa.Schema
+) -> pads.Expression:
+    """What a file's partition values say of its rows (the values are not in the file itself)."""
+    said = pads.scalar(True)
+    for column in partition_by:
+        value = file.get(f"partition.{column}")
+        field = pads.field(column)
+        said = said & (
+            field.is_null() if value is None else field == pa.scalar(value).cast(schema.field(column).type)
+        )
+    return said
+
+
 def _folder(ref: TableRef) -> str:
     """The table's folder: delta-rs reaches tables through their folders only."""
     if ref.path is None:
@@ -206,25 +241,20 @@ class DeltaRsEngine(Engine):
         self, ref: TableRef, columns: list[str], selections: list[list[Bound]]
     ) -> list[dict[str, Any]]:
         """Read by delta-rs and pyarrow in this process: a Spark job costs ~0.4 s even for a few
-        rows. pyarrow skips the files and row groups whose statistics rule the selections out."""
+        rows. The log's statistics skip files (`_may_hold`, as `read_where`), pyarrow the row
+        groups whose own statistics rule the selections out."""
         path = _folder(ref)
         table = self._table(path)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
-        dataset = table.to_pyarrow_dataset()
+        dataset = _files_dataset(table, selections)
         present = [c for c in columns if c in dataset.schema.names]
-        wanted = selections_expression(selections, dataset.schema)
         try:
-            rows = dataset.to_table(columns=present, filter=wanted)
+            rows = dataset.to_table(columns=present, filter=selections_expression(selections, dataset.schema))
         except pa.ArrowNotImplementedError:
             # files a merge wrote hold strings as string_view, whose row-group statistics pyarrow
-            # cannot compare with a string value: skip files by the log's statistics (the
-            # fragments' expressions, in the table's types), then compare each column cast to
-            # the table's type
-            kept = pads.FileSystemDataset(
-                list(dataset.get_fragments(filter=wanted)), dataset.schema, dataset.format, dataset.filesystem
-            )
-            rows = kept.to_table(
+            # cannot compare with a string value: compare each column cast to the table's type
+            rows = dataset.to_table(
                 columns=present, filter=selections_expression(selections, dataset.schema, cast=True)
             )
         return rows.to_pylist()

@@ -131,7 +131,9 @@ def _counted_spec(calls) -> SilverTableSpec:
     return dataclasses.replace(SPEC, transform=transform)
 
 
-def test_each_row_is_typed_once_for_the_checks_quarantine_deduplication_and_write(spark, store, config, both_paths):
+def test_each_row_is_typed_once_for_the_checks_quarantine_deduplication_and_write(
+    spark, store, config, both_paths
+):
     calls = spark.sparkContext.accumulator(0)
     cached_before = len(spark.sparkContext._jsc.getPersistentRDDs())
     _land(
@@ -169,20 +171,29 @@ def test_a_run_stopped_by_a_failed_check_releases_its_cached_rows(spark, store, 
     assert not store.exists(TABLE)
 
 
-@pytest.mark.parametrize("broadcast_rows", [silver_executor.BROADCAST_ROWS, 0], ids=["few", "many"])
-def test_keys_already_in_the_table_are_not_written_again(spark, store, config, monkeypatch, broadcast_rows):
-    """Both ways of finding the keys already present: probing the table with a broadcast set of
-    the batch's keys (few), and a shuffled join (more than BROADCAST_ROWS)."""
+@pytest.mark.parametrize(
+    "collected_rows, broadcast_rows",
+    [(silver_executor.COLLECTED_ROWS, 0), (0, silver_executor.BROADCAST_ROWS), (0, 0)],
+    ids=["collected", "probed", "joined"],
+)
+@pytest.mark.parametrize("width", [1, 64], ids=["short-keys", "event-id-keys"])
+def test_keys_already_in_the_table_are_not_written_again(
+    spark, store, config, monkeypatch, collected_rows, broadcast_rows, width
+):
+    """Every way of finding the keys already present: looked up by the table store for a
+    collected batch, or in Spark by probing the table with a broadcast set of the batch's keys
+    (few) or by a shuffled join (more than BROADCAST_ROWS). Keys as long as an event id (64 hex
+    digits) have no min/max in the Delta log, and are found all the same."""
+    monkeypatch.setattr(silver_executor, "COLLECTED_ROWS", collected_rows)
     monkeypatch.setattr(silver_executor, "BROADCAST_ROWS", broadcast_rows)
-    _land(spark, store, [("a", "f1.jsonl", 0, T0, 1), ("b", "f1.jsonl", 1, T0, 1)])
+    a, b, c = (letter * width for letter in "abc")
+    _land(spark, store, [(a, "f1.jsonl", 0, T0, 1), (b, "f1.jsonl", 1, T0, 1)])
     _run(spark, store, config)
-    _land(
-        spark, store, [("b", "f2.jsonl", 0, T0, 1), ("c", "f2.jsonl", 1, T0, 1), ("c", "f2.jsonl", 2, T0, 1)]
-    )
+    _land(spark, store, [(b, "f2.jsonl", 0, T0, 1), (c, "f2.jsonl", 1, T0, 1), (c, "f2.jsonl", 2, T0, 1)])
 
     result = _run(spark, store, config)
 
-    assert _written(store) == [("a", "f1.jsonl", 0), ("b", "f1.jsonl", 1), ("c", "f2.jsonl", 1)]
+    assert _written(store) == [(a, "f1.jsonl", 0), (b, "f1.jsonl", 1), (c, "f2.jsonl", 1)]
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (3, 1, 2)
     assert _run(spark, store, config).status == "SKIPPED"  # nothing new: nothing changes
     assert store.read(TABLE).count() == 3
@@ -246,7 +257,9 @@ def test_a_source_unique_table_deduplicates_after_its_source_was_rewritten(spark
     assert (result.rows_in, result.rows_out, result.rows_duplicate) == (3, 1, 2)
 
 
-def test_a_batch_with_nothing_to_write_moves_the_watermark_without_writing_rows(spark, store, config, both_paths):
+def test_a_batch_with_nothing_to_write_moves_the_watermark_without_writing_rows(
+    spark, store, config, both_paths
+):
     _land(spark, store, [("a", "f1.jsonl", 0, T0, 1)])
     _run(spark, store, config)
     _land(spark, store, [("a", "f2.jsonl", 0, T0, 0)])  # no copies: the transform yields no row

@@ -316,6 +316,20 @@ def test_read_rows_of_selections_takes_rows_matching_any(any_store, spark):
     ]
 
 
+@pytest.mark.parametrize("partition_by", [[], ["day"]], ids=["unpartitioned", "partitioned"])
+def test_read_rows_finds_values_longer_than_the_statistics_keep(any_store, spark, partition_by):
+    """A key such as an event id (64 hex digits) has no min/max in the log; its rows are found
+    by that key all the same, alone or with a bound on another column."""
+    long_a, long_b = "a" * 64, "b" * 64
+    any_store.append(_rows(spark, [(1, long_a, "d1")]), "silver.k", partition_by=partition_by)
+    any_store.append(_rows(spark, [(2, long_b, "d2"), (3, "c", "d2")]), "silver.k", partition_by=partition_by)
+    assert [r["id"] for r in any_store.read_rows("silver.k", ["id"], {"name": long_a})] == [1]
+    rows = any_store.read_rows(
+        "silver.k", ["id"], selections=[[In("name", [long_a, long_b]), In("day", ["d2"])]]
+    )
+    assert [r["id"] for r in rows] == [2]
+
+
 def test_read_rows_filters_strings_of_a_table_a_merge_wrote(store, spark):
     """delta-rs writes a merge's strings as string_view, which a filter on a string value does
     not compare with: the rows are found all the same."""
