@@ -43,8 +43,9 @@ class CollectedRows:
         return self.table.num_rows
 
     def frame(self, spark: SparkSession) -> DataFrame:
-        """The rows as a frame of a local relation: reading it runs no scan of any table."""
-        return spark.createDataFrame(self.table, schema=self.schema)
+        """The rows as a frame of a local relation: reading it runs no scan of any table. One
+        partition: the rows are few, and a write of them makes one file, not one per core."""
+        return spark.createDataFrame(self.table, schema=self.schema).coalesce(1)
 
     def with_null_columns(self, fields: list[StructField]) -> CollectedRows:
         """These rows with `fields` added last, null in every row (a table's columns the rows lack)."""
