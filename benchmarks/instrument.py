@@ -297,6 +297,9 @@ class Instrumentation(TaskObserver):
             (silver, "measure", self._wrap_materialised("typing_s", "dq_rules_s")),
             (silver, "measure_batch", self._wrap_materialised("typing_s", "dq_rules_s")),
             (silver, "measure_uniqueness", self._wrap_materialised("dedup_s", "dq_unique_s")),
+            # a small batch's suite, counted on its collected rows (their Spark job is the typing's)
+            (silver, "rule_outcomes", self._wrap_timer("dq_rules_s")),
+            (silver, "uniqueness_outcomes", self._wrap_timer("dq_unique_s")),
             (silver, "record_dq", self._wrap_timer("dq_record_s", bookkeeping=True)),
         ]
         patches += [
