@@ -117,6 +117,12 @@ def _may_hold(files: pa.Table, selections: list[list[Bound]], partition_by: list
     return may
 
 
+def _files_that_may_hold(table: DeltaTable, selections: list[list[Bound]]) -> pa.Table:
+    """The snapshot's add actions (flattened) of the files that may hold a row of any selection."""
+    files = pa.table(table.get_add_actions(flatten=True))
+    return files.filter(_may_hold(files, selections, table.metadata().partition_columns))
+
+
 def _files_dataset(table: DeltaTable, selections: list[list[Bound]]) -> pads.FileSystemDataset:
     """A pyarrow dataset of the snapshot's files that may hold a row of any selection, each file
     knowing its partition values only. Not delta-rs' own dataset: it gives every file an
@@ -125,8 +131,7 @@ def _files_dataset(table: DeltaTable, selections: list[list[Bound]]) -> pads.Fil
     every file that holds it."""
     whole = table.to_pyarrow_dataset()
     partition_by = table.metadata().partition_columns
-    files = pa.table(table.get_add_actions(flatten=True))
-    chosen = files.filter(_may_hold(files, selections, partition_by))
+    chosen = _files_that_may_hold(table, selections)
     fragments = [
         whole.format.make_fragment(
             file["path"],
@@ -367,8 +372,7 @@ class DeltaRsEngine(Engine):
         table = self._table(path, version)
         if table is None:
             raise FileNotFoundError(f"no Delta table at {path}")
-        files = pa.table(table.get_add_actions(flatten=True))
-        chosen = files.filter(_may_hold(files, selections, table.metadata().partition_columns))
+        chosen = _files_that_may_hold(table, selections)
         uris = [data_file_path(path, p) for p in chosen.column("path").to_pylist()]
         return select_matching(self._read_files(table, uris, path), selections)
 
