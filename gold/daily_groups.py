@@ -17,7 +17,7 @@ that entity (`yyyy-MM-dd <entity>`), and the days are rebuilt from the entity's 
 state on, or from the event's day where that is earlier.
 
     groups = DailyGroups(state="gold.proposals", last_day=lambda rows: F.max(...))
-    RebuildGroups(expand_groups=groups.expand, expand_group_values=groups.expand_values)
+    GoldTableSpec(..., incremental=groups.rebuild())
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from gold import GROUP
+from pipelines.core.table_specs import RebuildGroups
 
 STATE = "state"  # the group every row of the state table is read under
 DAY_LENGTH = len("yyyy-MM-dd")  # a group's day; after it, a space and the entity (`ReachBack`)
@@ -76,6 +77,12 @@ class DailyGroups:
     state: str
     last_day: Callable[[DataFrame], Column]
     reach_back: ReachBack | None = None
+
+    def rebuild(self) -> RebuildGroups:
+        """The daily table's strategy: touched days expanded to every later day, the state kept whole."""
+        return RebuildGroups(
+            expand_groups=self.expand, expand_group_values=self.expand_values, kept_whole=(self.state,)
+        )
 
     def relevant(self, source_table: str, rows: DataFrame) -> DataFrame:
         """The state table's rows under `STATE`; an event table's rows under their `event_date`,

@@ -32,7 +32,7 @@ from gold import column_names, empty_frame
 from gold import entity_governance_timeline as profiles
 from gold.daily_groups import DailyGroups, ReachBack, day_text
 from gold.governance_rules import GovernanceRules, default_rules
-from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
+from pipelines.core.table_specs import GoldTableSpec
 from silver.common import deterministic_id
 
 TIMELINE = profiles.SPEC.table
@@ -176,7 +176,7 @@ def spec_for(rules: GovernanceRules | None = None) -> GoldTableSpec:
         build=lambda sources: build(sources, rules),
         group_key=GROUP_COLUMN,
         row_key=("coverage_id",),
-        incremental=RebuildGroups(expand_groups=DAYS.expand, expand_group_values=DAYS.expand_values),
+        incremental=DAYS.rebuild(),
         revision=rules.revision(VERSION, classes=True) if rules is not None else "",
     )
 

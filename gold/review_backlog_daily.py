@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from gold import column_names, empty_frame
 from gold import proposals as requests
 from gold.daily_groups import DailyGroups, day_text
-from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
+from pipelines.core.table_specs import GoldTableSpec
 from silver.common import deterministic_id
 
 PROPOSALS = "gold.proposals"
@@ -150,5 +150,5 @@ SPEC = GoldTableSpec(
     build=build,
     group_key=GROUP_COLUMN,
     row_key=("backlog_id",),
-    incremental=RebuildGroups(expand_groups=DAYS.expand, expand_group_values=DAYS.expand_values),
+    incremental=DAYS.rebuild(),
 )

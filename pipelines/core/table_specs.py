@@ -92,10 +92,14 @@ class RebuildGroups:
     proposal's status event that names no resource); `expand_group_values(values,
     relevant_sources)` returns the same groups for touched groups known as Python strings (a
     small incremental run), so the executor filters with IN lists instead of joining.
+    `kept_whole`: the sources whose every row a rebuild keeps, whatever groups it touches (a daily
+    table's state, read as one more group): the rows the rebuild carries, which its execution
+    mode follows, count them as well as the new rows.
     """
 
     expand_groups: Callable[[DataFrame, dict[str, DataFrame]], DataFrame] | None = None
     expand_group_values: Callable[[list[str], dict[str, DataFrame]], set[str]] | None = None
+    kept_whole: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -297,11 +297,21 @@ HISTORY_FALLBACK = RebuildGroups()
 @dataclass(frozen=True)
 class Plan:
     """The path a run takes, the source and table rows it scans, the new source rows; decided
-    from Delta metadata alone: the executor follows it, the runner weighs the task by it."""
+    from Delta metadata alone: the executor follows it, the runner weighs the task by it.
+
+    `flowing`: the rows the task's plans carry past their scans, which its execution mode follows
+    (`GoldJob.small`). Most paths carry what they scan; a rebuild of few touched groups scans its
+    sources whole but keeps only those groups' rows, so it carries about as many as the new rows
+    touch, and runs as small as they are."""
 
     path: GoldPath
     scanned: int
     source_rows: int
+    flowing: int | None = None  # None: what is scanned
+
+    @property
+    def rows_carried(self) -> int:
+        return self.scanned if self.flowing is None else self.flowing
 
 
 def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int], recorded: dict) -> Plan:
@@ -330,8 +340,13 @@ def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int],
         and appended()
     ):
         return Plan(GoldPath.EXTEND, source_rows, source_rows)  # late groups, if any, read their history too
-    # The touched groups' history is read from every source.
-    return Plan(GoldPath.REBUILD, sum(store.count_added_since(s, None) for s in present), source_rows)
+    # The touched groups' history is read from every source; few groups keep few of its rows.
+    everything = sum(store.count_added_since(s, None) for s in present)
+    if source_rows > LOCAL_GROUPS:
+        return Plan(GoldPath.REBUILD, everything, source_rows)
+    linking = strategy if isinstance(strategy, RebuildGroups) else HISTORY_FALLBACK
+    whole = sum(store.count_added_since(s, None) for s in linking.kept_whole if s in present)
+    return Plan(GoldPath.REBUILD, everything, source_rows, source_rows + whole)
 
 
 @dataclass
@@ -358,13 +373,13 @@ class GoldJob:
 
     @property
     def small(self) -> bool:
-        """Whether the rows scanned are below the profile's `small_input_rows` (a small task)."""
-        return is_small_input(self.plan.scanned, self.ctx.config.profile.get("small_input_rows"))
+        """Whether the rows the plans carry are below the profile's `small_input_rows` (a small task)."""
+        return is_small_input(self.plan.rows_carried, self.ctx.config.profile.get("small_input_rows"))
 
     def small_input(self, rows: int | None = None):
-        """The plans inside run as a small input does when the rows scanned are few (`small_input_mode`)."""
+        """The plans inside run as a small input does when the rows they carry are few (`small_input_mode`)."""
         limit = self.ctx.config.profile.get("small_input_rows")
-        return small_input_mode(self.ctx.spark, self.plan.scanned if rows is None else rows, limit)
+        return small_input_mode(self.ctx.spark, self.plan.rows_carried if rows is None else rows, limit)
 
 
 def pending_rows(spec: GoldTableSpec, warehouse: WarehouseView) -> int:

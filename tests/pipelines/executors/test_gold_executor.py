@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 
 import pyarrow as pa
 import pytest
@@ -347,6 +348,60 @@ def test_pending_rows_weigh_a_task_by_the_rows_it_would_scan(spark, config, tmp_
     # the proposals' other catalogs (OpenMetadata tasks, DataWorks requests) have no table here
     every_row = sum(ctx.store.count_added_since(t, None) for t in proposals.SOURCES if ctx.store.exists(t))
     assert gold_executor.pending_rows(proposals.SPEC, ctx) == every_row > 1  # rebuilt from history
+
+
+def _jobs_of(spark, run):
+    """`run()`'s result and the Spark jobs it ran, counted through a job group of its own."""
+    group = f"counted-{uuid.uuid4().hex}"
+    spark.sparkContext.setJobGroup(group, "counted")
+    try:
+        result = run()
+        return result, len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+
+
+@pytest.mark.slow  # runs gold more than once
+def test_a_rebuild_of_few_touched_groups_runs_as_small_as_its_new_rows(spark, config, tmp_path):
+    """A rebuild scans its sources whole but keeps only the touched groups' rows, so its mode
+    follows the new rows, not the history: with sources past `small_input_rows` and one new row
+    it runs the Spark jobs it runs with the sources under the limit, fewer than a large task's
+    (the rows cached, measured, then written). The rows equal a full build either way, and the
+    runner still weighs the task by the rows it scans."""
+    history = [
+        _ece("TAG", "ADD", {"tagUrn": f"urn:li:tag:t{i}"}, T0 + i, entity=f"urn:li:dataset:d{i}")
+        for i in range(12)
+    ]
+    rows_held = len(history) + 1  # and the proposal: what the sources hold before the new row
+
+    def rebuilt_with(limit: int, name: str) -> int:
+        """The rebuild's jobs under `limit`, from a table built in full the same way each time."""
+        tuned = config.with_overrides()
+        stepwise = _context(spark, tmp_path / name / "stepwise", tuned)
+        once = _context(spark, tmp_path / name / "once", tuned)
+        for ctx in (stepwise, once):
+            _land(ctx, [*history, PROPOSE_TAG], 0)
+        gold_executor.run(proposals.SPEC, stepwise)
+        tuned.profile["small_input_rows"] = limit
+        for ctx in (stepwise, once):
+            _land(ctx, [ACCEPT_WITHOUT_RESOURCE], 1)
+        assert gold_executor.pending_rows(proposals.SPEC, stepwise) > rows_held
+        result, jobs = _jobs_of(spark, lambda: gold_executor.run(proposals.SPEC, stepwise))
+        assert result.message == "incremental" and result.source_rows == 1
+        gold_executor.run(proposals.SPEC, once)
+        columns = stepwise.store.read(proposals.SPEC.table).columns
+        assert _rows(stepwise, proposals.SPEC.table, *columns) == _rows(once, proposals.SPEC.table, *columns)
+        return jobs
+
+    under_the_limit = rebuilt_with(10 * rows_held, "under")
+    past_the_limit = rebuilt_with(rows_held, "past")
+    as_a_large_task = rebuilt_with(0, "large")
+    # at most: the session's first rebuild runs a few lookups later ones find done
+    assert past_the_limit <= under_the_limit < as_a_large_task, (
+        past_the_limit,
+        under_the_limit,
+        as_a_large_task,
+    )
 
 
 def test_a_table_built_under_another_revision_is_built_again_in_full_once(spark, config, tmp_path):
