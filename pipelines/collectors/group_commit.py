@@ -71,7 +71,7 @@ class GroupCommit:
         records = [record for request, _ in batch for record in request]
         try:
             await asyncio.to_thread(self._append, records)
-        except OSError as exc:
+        except Exception as exc:  # an OSError is a 503; anything else must not stop the writer either
             for _, future in batch:
                 if not future.done():
                     future.set_exception(exc)
