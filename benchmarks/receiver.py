@@ -4,22 +4,25 @@ loopback, and the landing files it leaves for them.
 Why: DataHub Actions and OpenMetadata's webhook (1.3 on) post one event at a time and wait for
 each answer, so the time to a durable answer is a sender's whole pace, and every landing file
 is one more for bronze to list and open. A `lakehouse receive` process of its own (the settings
-of `--conf`, else the defaults) is fed real OpenMetadata ChangeEvents (the bundled sample's, each
-with its own `id`) on `POST /openmetadata`:
+of `--conf`, else the defaults) is fed real events made from the bundled samples, each its own:
 
-- **one sequential sender**: `--events` posts one after another on one keep-alive connection,
-  each waiting for its answer (as Actions' `requests` client does): events/s and the latency of
-  an answer (median, 99th percentile);
-- **concurrent senders**: `--senders` such senders side by side (aiohttp, in one event loop, so
-  the senders' own cost stays small beside the receiver's), `--events` posts each: events/s
-  together;
-- then SIGTERM (the receiver rolls its open segment): the landing files bronze discovers per 100
+- **one sequential sender**: `--events` OpenMetadata ChangeEvents posted to `/openmetadata` one
+  after another on one keep-alive connection, each waiting for its answer (as OpenMetadata's
+  webhook and DataHub Actions do): events/s and the latency of an answer (median, 99th
+  percentile);
+- **DataHub Actions' action**: `--events` entity change events delivered to `/datahub` by the
+  action this package ships for Actions (`LakehouseReceiverAction.act`, one at a time, as an
+  Actions pipeline calls it; Actions' Kafka source is not part of it): events/s;
+- **concurrent senders**: `--senders` sequential senders side by side (aiohttp, in one event
+  loop, so the senders' own cost stays small beside the receiver's), `--events` ChangeEvents
+  each: events/s together;
+- then SIGTERM (the receiver rolls its open segments): the landing files bronze discovers per 100
   acknowledged events, and whether every acknowledged event is in them exactly once.
 
 Targets: one sender >= 200 events/s, the concurrent senders >= 1,000 events/s, at most one
 landing file per 100 events. The last line is one JSON object with every figure.
 
-    python -m benchmarks.receiver                              # 2,000 sequential, 8 x 2,000 concurrent
+    python -m benchmarks.receiver                              # 2,000 sequential, 2,000 through the action, 8 x 2,000 concurrent
     python -m benchmarks.receiver --events 500 --senders 4 --conf my.yaml
 """
 
@@ -37,13 +40,16 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipelines.core.config import PROJECT_ROOT
 
-SAMPLE = PROJECT_ROOT / "samples" / "landing" / "openmetadata" / "2024-03-04" / "change_events.jsonl"
+SAMPLES = PROJECT_ROOT / "samples" / "landing"
+OPENMETADATA_SAMPLE = SAMPLES / "openmetadata" / "2024-03-04" / "change_events.jsonl"
+DATAHUB_SAMPLE = SAMPLES / "datahub_ece" / "2024-03" / "example_table_story.jsonl"
 ROUTE = "/openmetadata"
-FOLDER = "openmetadata"
+FOLDERS = ("openmetadata", "datahub_ece")  # where the two routes land
 TARGETS = {
     "sequential_events_per_s": (">=", 200),
     "concurrent_events_per_s": (">=", 1_000),
@@ -69,12 +75,41 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def bodies(count: int, first: int = 0) -> list[bytes]:
     """`count` distinct ChangeEvents made from the bundled sample's first one."""
-    template = json.loads(SAMPLE.read_text(encoding="utf-8").splitlines()[0])
+    template = json.loads(OPENMETADATA_SAMPLE.read_text(encoding="utf-8").splitlines()[0])
     made = []
     for n in range(first, first + count):
         event = dict(template, id=f"bench-receiver-{n:08d}", timestamp=template["timestamp"] + n)
         made.append(json.dumps(event, separators=(",", ":")).encode("utf-8"))
     return made
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """An event as an Actions pipeline hands it to its action (`as_json()`)."""
+
+    event: dict
+    offset: int
+
+    def as_json(self) -> str:
+        meta = {"kafka": {"topic": "PlatformEvent_v1", "partition": 0, "offset": self.offset}}
+        return json.dumps({"event_type": "EntityChangeEvent_v1", "event": self.event, "meta": meta})
+
+
+def envelopes(count: int) -> list[Envelope]:
+    """`count` entity change events from the bundled sample, each at its own Kafka offset."""
+    events = []
+    for line in DATAHUB_SAMPLE.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue  # the sample's deliberately malformed lines
+    return [Envelope(events[n % len(events)], n) for n in range(count)]
+
+
+def event_key(line: bytes) -> str:
+    """What tells one landed event from another: a ChangeEvent's `id`, an envelope's offset."""
+    record = json.loads(line)
+    return record["id"] if "id" in record else f"offset-{record['meta']['kafka']['offset']}"
 
 
 def start_receiver(landing: Path, conf: str | None) -> tuple[subprocess.Popen, str]:
@@ -131,16 +166,30 @@ def concurrent(url: str, per_sender: list[list[bytes]]) -> tuple[float, int]:
     return asyncio.run(run())
 
 
+def through_the_action(url: str, events: list[Envelope]) -> tuple[float, int]:
+    """The shipped Actions action delivering event after event: (seconds, events it delivered)."""
+    from pipelines.collectors.datahub_action import LakehouseReceiverAction, ReceiverActionConfig
+
+    action = LakehouseReceiverAction(ReceiverActionConfig(url=url + "/datahub"))
+    started = time.perf_counter()
+    try:
+        for event in events:
+            action.act(event)  # raises unless the receiver answered 2xx
+    finally:
+        action.close()
+    return time.perf_counter() - started, len(events)
+
+
 def landed(landing: Path) -> tuple[int, Counter]:
-    """The landing files bronze discovers, and how often each event id is in them."""
+    """The landing files bronze discovers, and how often each event is in them."""
     from pipelines.landing import discover
 
-    files = discover(landing / FOLDER)
-    ids: Counter = Counter()
+    files = [file for folder in FOLDERS for file in discover(landing / folder)]
+    keys: Counter = Counter()
     for file in files:
         for line in Path(file.path).read_bytes().splitlines():
-            ids[json.loads(line)["id"]] += 1
-    return len(files), ids
+            keys[event_key(line)] += 1
+    return len(files), keys
 
 
 def measure(args: argparse.Namespace, landing: Path) -> dict:
@@ -148,10 +197,12 @@ def measure(args: argparse.Namespace, landing: Path) -> dict:
     first = bodies(args.events, first=len(warm))
     offset = len(warm) + len(first)
     shares = [bodies(args.events, first=offset + n * args.events) for n in range(args.senders)]
+    delivered = envelopes(args.events)
     process, url = start_receiver(landing, args.conf)
     try:
         _, _, warm_acknowledged = sequential(url, warm)
         seconds, latencies, one_acknowledged = sequential(url, first)
+        action_seconds, action_acknowledged = through_the_action(url, delivered)
         together_seconds, together_acknowledged = concurrent(url, shares)
     finally:
         process.send_signal(signal.SIGTERM)
@@ -159,8 +210,8 @@ def measure(args: argparse.Namespace, landing: Path) -> dict:
     if process.returncode != 0:
         raise SystemExit(f"lakehouse receive exited {process.returncode}: {err.strip()}")
     files, ids = landed(landing)
-    acknowledged = warm_acknowledged + one_acknowledged + together_acknowledged
-    sent = len(warm) + len(first) + sum(map(len, shares))
+    acknowledged = warm_acknowledged + one_acknowledged + action_acknowledged + together_acknowledged
+    sent = len(warm) + len(first) + len(delivered) + sum(map(len, shares))
     ordered = sorted(latencies)
     return {
         "events_sent": sent,
@@ -172,6 +223,9 @@ def measure(args: argparse.Namespace, landing: Path) -> dict:
         "sequential_events_per_s": round(len(first) / seconds, 1),
         "sequential_latency_ms_median": round(statistics.median(ordered) * 1000, 2),
         "sequential_latency_ms_p99": round(ordered[int(0.99 * (len(ordered) - 1))] * 1000, 2),
+        "actions_events": len(delivered),
+        "actions_s": round(action_seconds, 3),
+        "actions_events_per_s": round(len(delivered) / action_seconds, 1),
         "concurrent_senders": args.senders,
         "concurrent_events": sum(map(len, shares)),
         "concurrent_s": round(together_seconds, 3),
@@ -205,6 +259,8 @@ def report(figures: dict, checks: list[dict]) -> str:
         f"one sequential sender      {figures['sequential_events']:>7} events in {figures['sequential_s']:7.2f} s"
         f"  {figures['sequential_events_per_s']:>8.1f} events/s  answer median "
         f"{figures['sequential_latency_ms_median']:.2f} ms, p99 {figures['sequential_latency_ms_p99']:.2f} ms",
+        f"DataHub Actions' action     {figures['actions_events']:>7} events in {figures['actions_s']:7.2f} s"
+        f"  {figures['actions_events_per_s']:>8.1f} events/s",
         f"{figures['concurrent_senders']} concurrent senders       {figures['concurrent_events']:>7} events in "
         f"{figures['concurrent_s']:7.2f} s  {figures['concurrent_events_per_s']:>8.1f} events/s",
         f"landing files              {figures['landing_files']:>7} for {figures['events_acknowledged']} acknowledged "

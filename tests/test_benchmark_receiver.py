@@ -23,22 +23,35 @@ def test_a_tiny_run_lands_every_acknowledged_event_once_and_prints_every_figure(
     figures, text, _code = _run(
         "--events", "40", "--senders", "3", "--warm-up", "5", "--workdir", str(tmp_path)
     )
-    sent = 5 + 40 + 3 * 40
+    sent = 5 + 40 + 40 + 3 * 40  # warm-up, one sender, the Actions action, three senders
     assert figures["events_sent"] == figures["events_acknowledged"] == figures["events_landed_once"] == sent
     assert figures["events_landed_twice_or_more"] == 0
-    assert (figures["sequential_events"], figures["concurrent_events"]) == (40, 120)
-    assert figures["sequential_events_per_s"] > 0 and figures["concurrent_events_per_s"] > 0
+    assert (figures["sequential_events"], figures["actions_events"], figures["concurrent_events"]) == (
+        40,
+        40,
+        120,
+    )
+    for rate in ("sequential_events_per_s", "actions_events_per_s", "concurrent_events_per_s"):
+        assert figures[rate] > 0
     assert 0 < figures["sequential_latency_ms_median"] <= figures["sequential_latency_ms_p99"]
-    assert figures["landing_files"] == 1  # default settings: one segment, rolled at shutdown
-    assert figures["files_per_100_events"] == round(100 / sent, 4)
-    assert f"openmetadata={sent} bodies in 1 files" in figures["receiver_said"]
+    assert figures["landing_files"] == 2  # default settings: a segment per source, rolled at shutdown
+    assert figures["files_per_100_events"] == round(100 * 2 / sent, 4)
+    said = figures["receiver_said"]
+    assert (
+        f"openmetadata={sent - 40} bodies in 1 files" in said and "datahub_ece=40 bodies in 1 files" in said
+    )
     assert [check["target"] for check in figures["targets"]] == [
         "sequential_events_per_s >= 200",
         "concurrent_events_per_s >= 1000",
         "files_per_100_events <= 1.0",
         "every acknowledged event landed exactly once",
     ]
-    for label in ("one sequential sender", "3 concurrent senders", "landing files", "targets"):
+    for label in (
+        "one sequential sender",
+        "DataHub Actions' action",
+        "3 concurrent senders",
+        "landing files",
+    ):
         assert label in text
 
 
@@ -48,8 +61,8 @@ def test_the_conf_file_reaches_the_receiver(tmp_path):
     figures, _text, _code = _run(
         "--events", "40", "--senders", "2", "--warm-up", "0", "--conf", str(conf), "--workdir", str(tmp_path)
     )
-    assert figures["events_landed_once"] == figures["events_sent"] == 120
-    assert figures["landing_files"] > 3  # 120 events of about 1 kB in segments of 20 kB
+    assert figures["events_landed_once"] == figures["events_sent"] == 160
+    assert figures["landing_files"] > 3  # 160 events of about 1 kB in segments of 20 kB
 
 
 def test_the_targets_pass_and_fail_on_the_figures_they_name():
