@@ -7,8 +7,11 @@
   decodes its Confluent-framed Avro records into landing lines.
 - `receiver`: an HTTP endpoint the catalogs push to (OpenMetadata's Generic Webhook, DataWorks
   through EventBridge, DataHub Actions), answering only once a body is durably landed
-  (`lakehouse receive`); `openmetadata_signature` checks OpenMetadata's `X-OM-Signature`.
-- `landing_writer`: the one way they all write landing files: fsync, then an atomic rename from a
-  `_`-prefixed name, which landing discovery skips, so bronze never reads half a file.
+  (`lakehouse receive`); `openmetadata_signature` checks OpenMetadata's `X-OM-Signature`;
+  `group_commit` lands the requests waiting at once, in one write; `landing_segments` keeps one
+  open segment per source, fsynced per batch, rolled into a landing file by size or age.
+- `landing_writer`: how they all write landing files: fsync, then an atomic rename from a
+  `_`-prefixed name, which landing discovery skips, so bronze never reads half a file (the
+  receiver's open segments keep such a name until they roll).
 - `commands`: their `lakehouse` subcommands.
 """

@@ -45,13 +45,37 @@ def write_atomically(final: Path, data: bytes) -> Path:
     return final
 
 
+def landing_file_name(prefix: str, sequence: int) -> str:
+    """A landing file name no other writer picks: its time, the writing process and a sequence
+    number (`received-20261202T101500123456-4242-000001.jsonl`)."""
+    import datetime as dt
+
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
+    return f"{prefix}-{stamp}-{os.getpid()}-{sequence:06d}.jsonl"
+
+
+def one_line(body: bytes) -> bytes:
+    """A body as one JSON Lines line: its line breaks, which valid JSON only has as whitespace,
+    become spaces."""
+    return body.replace(b"\r", b" ").replace(b"\n", b" ").strip() + b"\n"
+
+
+def parsed_first(bodies: list[tuple[bytes, bool]]) -> tuple[list[bytes], list[bytes]]:
+    """`bodies` ((body, parses as JSON) pairs) as lines: those that parse, and those that do not.
+
+    Why apart: bronze sniffs a file's format from its first line, so a file of received bodies
+    starts with one that parses; a line that does not is then read as one corrupt record.
+    """
+    parsed = [one_line(body) for body, parses in bodies if parses]
+    return parsed, [one_line(body) for body, parses in bodies if not parses]
+
+
 class BatchFileWriter:
     """Writes batches of received bodies as JSON Lines files in one landing folder, atomically.
 
-    A body becomes one line (its line breaks, which valid JSON only has as whitespace, become
-    spaces). Bodies that parse come first, so bronze's format sniffing sees a JSON first line;
-    a batch of unparseable bodies only is written one file per body, so each stays one record
-    (bronze keeps it, marked corrupt, for the quarantine).
+    A body becomes one line (`one_line`). Bodies that parse come first (`parsed_first`); a batch
+    of unparseable bodies only is written one file per body, so each stays one record (bronze
+    keeps it, marked corrupt, for the quarantine).
     """
 
     def __init__(self, folder: Path, prefix: str = "received") -> None:
@@ -60,21 +84,11 @@ class BatchFileWriter:
         self._sequence = 0
 
     def _next_name(self) -> str:
-        import datetime as dt
-
         self._sequence += 1
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S%f")
-        return f"{self.prefix}-{stamp}-{os.getpid()}-{self._sequence:06d}.jsonl"
+        return landing_file_name(self.prefix, self._sequence)
 
     def write(self, bodies: list[tuple[bytes, bool]]) -> list[Path]:
         """`bodies`: (body, parses as JSON) pairs; returns the files written."""
-        lines = [_one_line(body) for body, parses in bodies if parses]
-        broken = [_one_line(body) for body, parses in bodies if not parses]
+        lines, broken = parsed_first(bodies)
         groups = [lines + broken] if lines else [[line] for line in broken]
-        return [
-            write_atomically(self.folder / self._next_name(), b"".join(groups_line)) for groups_line in groups
-        ]
-
-
-def _one_line(body: bytes) -> bytes:
-    return body.replace(b"\r", b" ").replace(b"\n", b" ").strip() + b"\n"
+        return [write_atomically(self.folder / self._next_name(), b"".join(group)) for group in groups]

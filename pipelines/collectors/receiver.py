@@ -10,21 +10,22 @@ binary mode when `ce-specversion` is present, its `ce-*` values unquoted and per
 turned into the structured form so bronze sees one shape); DataHub entity change events bare, in
 an Actions envelope or as a PlatformEvent.
 
-A 200 answer means every record of the body is in a landing file under its final name, fsynced:
-records are grouped into batch files per source (`landing_writer.BatchFileWriter`), a batch is
-written when it reaches `batch_max_bytes` or its first record has waited `batch_max_seconds`,
-and every request of the batch is answered after the rename. A body that is not JSON is landed
-all the same (bronze marks it corrupt and silver quarantines it, so it is seen). Refusals: an
-empty body or an unreadable `ce-*` / `Content-Type` header (not UTF-8, not percent-encoded UTF-8)
-400 with the reason, a body over `max_body_bytes` 413 saying the limit and the setting, a missing
-secret or signature 401, a landing folder that cannot be written 503. A sender that does not
-retry loses what is refused, so every refusal is also counted in the collectors' loss log
+A 200 answer means every record of the body is durably in the landing: each source's records are
+appended to its open segment and fsynced by group commit (`group_commit`: the requests pending
+when the writer is free are one batch; a lone request never waits), and the segment becomes a
+landing file bronze reads once it holds `segment_max_bytes` or is `segment_max_seconds` old, and
+at shutdown (`landing_segments`; a segment a killed receiver left open becomes one at the next
+start). A body that is not JSON is landed all the same (bronze marks it corrupt and silver
+quarantines it, so it is seen). Refusals: an empty body or an unreadable `ce-*` / `Content-Type`
+header (not UTF-8, not percent-encoded UTF-8) 400 with the reason, a body over `max_body_bytes`
+413 saying the limit and the setting, a missing secret or signature 401, a landing folder that
+cannot be written 503. A sender that does not retry loses what is refused, so every refusal is also counted in the collectors' loss log
 (`loss_log`), written every `loss_log_seconds` and at shutdown, which the warehouse shows in
 `ops.collector_losses`. When the environment variable named by `secret_env` is set, a request
 must carry the secret (`Authorization: Bearer <secret>` or `X-Lakehouse-Secret`), or on
 `/openmetadata` an `X-OM-Signature` that is the HMAC-SHA256 of the body under the secret (the
 webhook's `secretKey`). SIGTERM or Ctrl-C stops accepting, answers the requests in flight once
-their batch is landed, and exits.
+their batch is landed, rolls the open segments, and exits.
 """
 
 from __future__ import annotations
@@ -39,20 +40,16 @@ from pathlib import Path
 
 from aiohttp import web
 
-from pipelines.collectors.landing_writer import BatchFileWriter
+from pipelines.collectors.group_commit import GroupCommit
+from pipelines.collectors.landing_segments import SegmentWriter, recover
 from pipelines.collectors.loss_log import LossLog
 from pipelines.collectors.openmetadata_signature import is_test_message, signature_matches
-from pipelines.collectors.wire_forms import (
-    InvalidHeader,
-    dataworks_records,
-    openmetadata_records,
-    parses_as_json,
-)
+from pipelines.collectors.wire_forms import InvalidHeader, dataworks_records, openmetadata_records
 
 ROUTES = {"/openmetadata": "openmetadata", "/dataworks": "dataworks", "/datahub": "datahub_ece"}
 SIGNATURE_HEADER = "X-OM-Signature"
 SECRET_HEADER = "X-Lakehouse-Secret"
-BATCHERS = web.AppKey("batchers", dict)
+COMMITS = web.AppKey("commits", dict)
 LOSSES = web.AppKey("losses", LossLog)
 COLLECTOR = "receiver"
 
@@ -64,79 +61,14 @@ class ReceiverSettings:
     host: str = "127.0.0.1"
     port: int = 8765
     max_body_bytes: int = 16_777_216
-    batch_max_bytes: int = 4_194_304
-    batch_max_seconds: float = 0.05
+    segment_max_bytes: int = 67_108_864
+    segment_max_seconds: float = 60.0
     loss_log_seconds: float = 5.0
     secret_env: str = "LAKEHOUSE_RECEIVER_SECRET"
 
     @classmethod
     def from_section(cls, section: dict) -> ReceiverSettings:
         return cls(**{name: section[name] for name in cls.__dataclass_fields__ if name in section})
-
-
-class Batcher:
-    """Groups one source's records into batch files; `land` returns once its records are durable."""
-
-    def __init__(self, writer: BatchFileWriter, max_bytes: int, max_seconds: float) -> None:
-        self.writer = writer
-        self.max_bytes = max_bytes
-        self.max_seconds = max_seconds
-        self._pending: list[tuple[bytes, bool, asyncio.Future]] = []
-        self._pending_bytes = 0
-        self._timer: asyncio.TimerHandle | None = None
-        self._batches: asyncio.Queue = asyncio.Queue()
-        self._flusher = asyncio.get_running_loop().create_task(self._flush_batches())
-        self.bodies = 0
-        self.files = 0
-
-    async def land(self, records: list[bytes]) -> None:
-        """Land the records of one request (in one batch), returning once they are durable."""
-        loop = asyncio.get_running_loop()
-        futures = []
-        for record in records:
-            future = loop.create_future()
-            self._pending.append((record, parses_as_json(record), future))
-            self._pending_bytes += len(record) + 1
-            futures.append(future)
-        if self._pending_bytes >= self.max_bytes:
-            self._close_batch()
-        elif self._timer is None:
-            self._timer = loop.call_later(self.max_seconds, self._close_batch)
-        await asyncio.gather(*futures)
-
-    def _close_batch(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        if self._pending:
-            self._batches.put_nowait(self._pending)
-            self._pending, self._pending_bytes = [], 0
-
-    async def _flush_batches(self) -> None:
-        while True:
-            batch = await self._batches.get()
-            if batch is None:
-                return
-            try:
-                files = await asyncio.to_thread(
-                    self.writer.write, [(body, parses) for body, parses, _ in batch]
-                )
-            except OSError as exc:
-                for *_, future in batch:
-                    if not future.done():
-                        future.set_exception(exc)
-                continue
-            self.bodies += len(batch)
-            self.files += len(files)
-            for *_, future in batch:
-                if not future.done():
-                    future.set_result(None)
-
-    async def close(self) -> None:
-        """Land what is pending, then stop."""
-        self._close_batch()
-        self._batches.put_nowait(None)
-        await self._flusher
 
 
 def header_bytes(value: str) -> bytes:
@@ -170,7 +102,7 @@ def build_app(
 ) -> web.Application:
     """The aiohttp application; `folders` maps each source to its landing folder name."""
     app = web.Application(client_max_size=settings.max_body_bytes)
-    batchers: dict[str, Batcher] = {}
+    commits: dict[str, GroupCommit] = {}
     losses = LossLog(landing, COLLECTOR)
 
     async def flush_losses_every_while(app: web.Application):
@@ -184,16 +116,17 @@ def build_app(
         task.cancel()
         await asyncio.to_thread(losses.flush)
 
-    async def start_batchers(app: web.Application) -> None:
+    async def start_writers(app: web.Application) -> None:
         for source in ROUTES.values():
             folder = landing / folders[source]
             folder.mkdir(parents=True, exist_ok=True)  # `lakehouse run` wants the landing folder to exist
-            writer = BatchFileWriter(folder)
-            batchers[source] = Batcher(writer, settings.batch_max_bytes, settings.batch_max_seconds)
+            recover(folder)  # what a receiver that died had acknowledged
+            segment = SegmentWriter(folder, settings.segment_max_bytes, settings.segment_max_seconds)
+            commits[source] = GroupCommit(segment)
 
-    async def stop_batchers(app: web.Application) -> None:
-        for batcher in batchers.values():
-            await batcher.close()
+    async def stop_writers(app: web.Application) -> None:
+        for commit in commits.values():
+            await commit.close()
 
     def refused(source: str, status: int, reason: str, answer: str | None = None) -> web.Response:
         losses.record(source, status, reason)
@@ -228,7 +161,7 @@ def build_app(
             except InvalidHeader as exc:
                 return refused(source, 400, str(exc))
             try:
-                await batchers[source].land(records)
+                await commits[source].land(records)
             except OSError as exc:
                 losses.record(source, 503, f"not landed: {exc.strerror}", len(records))
                 return web.json_response({"error": f"not landed: {exc.strerror}"}, status=503)
@@ -237,17 +170,20 @@ def build_app(
         return handler
 
     async def health(request: web.Request) -> web.Response:
-        counts = {source: {"bodies": b.bodies, "files": b.files} for source, b in batchers.items()}
+        counts = {
+            source: {"bodies": c.bodies, "files": c.segment.files, "open_segment_bytes": c.segment.open_bytes}
+            for source, c in commits.items()
+        }
         return web.json_response({"status": "ok", "landed": counts})
 
     for path, source in ROUTES.items():
         app.router.add_post(path, receive(source, path))
     app.router.add_put("/openmetadata", receive(ROUTES["/openmetadata"], "/openmetadata"))
     app.router.add_get("/health", health)
-    app.on_startup.append(start_batchers)
-    app.on_cleanup.append(stop_batchers)
+    app.on_startup.append(start_writers)
+    app.on_cleanup.append(stop_writers)
     app.cleanup_ctx.append(flush_losses_every_while)
-    app[BATCHERS] = batchers
+    app[COMMITS] = commits
     app[LOSSES] = losses
     return app
 
@@ -280,8 +216,8 @@ async def serve(
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     await stop.wait()
-    await runner.cleanup()  # stops accepting, lets requests in flight finish, then lands the rest
-    landed = ", ".join(f"{s}={b.bodies} bodies in {b.files} files" for s, b in app[BATCHERS].items())
+    await runner.cleanup()  # stops accepting, lets requests in flight finish, then rolls the segments
+    landed = ", ".join(f"{s}={c.bodies} bodies in {c.segment.files} files" for s, c in app[COMMITS].items())
     report(f"stopped; landed {landed}")
 
 

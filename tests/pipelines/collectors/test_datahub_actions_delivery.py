@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.collectors.datahub_action import LakehouseReceiverAction, NotLanded, ReceiverActionConfig
 from tests.support import FIXTURES
-from tests.support.receiver import landed_lines, running_receiver
+from tests.support.receiver import landed_files, landed_lines, running_receiver
 from tests.support.stand_in_datahub_actions import PipelineException, StandInActions
 
 EVENTS = [
@@ -53,6 +53,16 @@ def test_with_retries_and_failure_mode_throw_the_pipeline_stops_and_a_restart_de
         actions.run(action(url + "/datahub"), retry_count=3, failure_mode="THROW")
     assert actions.committed == len(EVENTS)
     assert landed_events(tmp_path) == EVENTS
+
+
+def test_a_thousand_events_delivered_one_at_a_time_land_once_in_order_in_one_landing_file(tmp_path):
+    events = [dict(EVENTS[n % len(EVENTS)], version=n) for n in range(1_000)]
+    actions = StandInActions(events, tmp_path / "actions")
+    with running_receiver(tmp_path) as url:
+        actions.run(action(url + "/datahub"), retry_count=3, failure_mode="THROW")
+    assert actions.committed == 1_000 and actions.failed_lines == []
+    assert landed_events(tmp_path) == events
+    assert len(landed_files(tmp_path, "datahub_ece")) == 1
 
 
 def test_the_action_raises_on_an_answer_other_than_2xx(tmp_path):

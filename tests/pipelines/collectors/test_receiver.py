@@ -41,7 +41,7 @@ ENVELOPES = FIXTURES / "envelopes"
 
 
 @pytest.mark.slow  # loads the receiver with thousands of concurrent requests
-def test_thousands_of_concurrent_posts_are_each_landed_exactly_once(tmp_path):
+def test_thousands_of_concurrent_posts_are_each_landed_exactly_once_in_few_files(tmp_path):
     bodies = [(route, body) for route in ROUTES for body in unique_bodies(route, 1_500)]
     with running_receiver(tmp_path) as url:
         statuses = asyncio.run(post_all(url, bodies, concurrency=64))
@@ -50,12 +50,14 @@ def test_thousands_of_concurrent_posts_are_each_landed_exactly_once(tmp_path):
     for route, folder in ROUTES.items():
         assert landed_sequence_numbers(tmp_path, folder) == Counter(f"{route}-{n}" for n in range(1_500))
         files = landed_files(tmp_path, folder)
-        assert 1 < len(files) < 1_500  # batched
-        assert health["landed"][folder] == {"bodies": 1_500, "files": len(files)}
+        assert len(files) <= 1_500 // 100  # many requests to a file
+        landed = health["landed"][folder]
+        assert landed["bodies"] == 1_500 and landed["open_segment_bytes"] > 0
+        assert landed["files"] + 1 == len(files)  # the open segment became a file at shutdown
     assert [p.name for p in tmp_path.rglob("_*")] == []
 
 
-def test_bronze_discovery_never_sees_a_half_written_batch(tmp_path):
+def test_bronze_discovery_never_sees_an_open_segment_or_a_half_written_file(tmp_path):
     bodies = [("/openmetadata", body) for body in unique_bodies("/openmetadata", 800)]
     torn: list[str] = []
     done = threading.Event()
@@ -69,40 +71,55 @@ def test_bronze_discovery_never_sees_a_half_written_batch(tmp_path):
             time.sleep(0.001)
 
     watcher = threading.Thread(target=read_like_bronze)
-    with running_receiver(tmp_path, batch_max_bytes=20_000) as url:
+    with running_receiver(tmp_path, segment_max_bytes=20_000) as url:
         watcher.start()
         asyncio.run(post_all(url, bodies, concurrency=16))
         done.set()
         watcher.join()
+        rolled_while_receiving = len(landed_files(tmp_path, "openmetadata"))
     assert torn == []
+    assert rolled_while_receiving > 10  # segments of 20 kB, rolled as they filled
     assert sum(landed_sequence_numbers(tmp_path, "openmetadata").values()) == 800
+
+
+def test_a_segment_rolls_by_age_while_no_request_comes(tmp_path):
+    with running_receiver(tmp_path, segment_max_seconds=0.2) as url:
+        assert requests.post(url + "/datahub", data=unique_bodies("/datahub", 1)[0], timeout=10).ok
+        given_up = time.monotonic() + 60  # a bound against hanging, not a measure of speed
+        while landed_files(tmp_path, "datahub_ece") == [] and time.monotonic() < given_up:
+            time.sleep(0.05)
+        health = requests.get(url + "/health", timeout=10).json()["landed"]["datahub_ece"]
+    assert health == {"bodies": 1, "files": 1, "open_segment_bytes": 0}
+    assert landed_sequence_numbers(tmp_path, "datahub_ece") == Counter({"/datahub-0": 1})
 
 
 def test_a_malformed_body_is_landed_on_one_line_after_the_good_ones_for_the_quarantine(tmp_path):
     malformed = b'{"eventType": "entityUpdated", "entityType": \n "table", '
-    with running_receiver(tmp_path, batch_max_seconds=0.5) as url:
-        good = unique_bodies("/openmetadata", 1)[0]
-        statuses = asyncio.run(
-            post_all(
-                url, [("/openmetadata", malformed), ("/openmetadata", b"[1, 2"), ("/openmetadata", good)], 3
-            )
-        )
-    assert statuses == Counter({200: 3})
-    contents = sorted(p.read_bytes() for p in landed_files(tmp_path, "openmetadata"))
-    assert len(contents) == 1
+    good = unique_bodies("/openmetadata", 1)[0]
+    with running_receiver(tmp_path) as url:
+        answers = [
+            requests.post(url + "/openmetadata", data=body, timeout=10).status_code
+            for body in (good, malformed, b"[1, 2")
+        ]
+    assert answers == [200, 200, 200]
+    contents = [p.read_bytes() for p in landed_files(tmp_path, "openmetadata")]
+    assert len(contents) == 1  # the segment the good body opened took the malformed ones
     first, *rest = contents[0].splitlines()
     assert json.loads(first) == json.loads(good)  # a parseable first line: bronze reads JSON Lines
-    assert sorted(rest) == sorted([b'{"eventType": "entityUpdated", "entityType":   "table",', b"[1, 2"])
+    assert rest == [b'{"eventType": "entityUpdated", "entityType":   "table",', b"[1, 2"]
 
 
-def test_malformed_bodies_without_a_good_one_get_a_file_each(tmp_path):
-    with running_receiver(tmp_path, batch_max_seconds=0.5) as url:
-        statuses = asyncio.run(post_all(url, [("/datahub", b"not json"), ("/datahub", b"{oops")], 2))
-    assert statuses == Counter({200: 2})
-    assert sorted(p.read_bytes() for p in landed_files(tmp_path, "datahub_ece")) == [
-        b"not json\n",
-        b"{oops\n",
-    ]
+def test_malformed_bodies_that_would_open_a_segment_get_a_file_each(tmp_path):
+    good = unique_bodies("/datahub", 1)[0]
+    with running_receiver(tmp_path) as url:
+        answers = [
+            requests.post(url + "/datahub", data=body, timeout=10).status_code
+            for body in (b"not json", b"{oops", good)
+        ]
+    assert answers == [200, 200, 200]
+    assert sorted(p.read_bytes() for p in landed_files(tmp_path, "datahub_ece")) == sorted(
+        [b"not json\n", b"{oops\n", good + b"\n"]
+    )
 
 
 def test_empty_oversized_and_unknown_requests_get_their_answers_and_land_nothing(tmp_path):
@@ -214,11 +231,13 @@ def _start_receiver(landing: Path, *extra: str, env: dict | None = None) -> tupl
     return process, match.group(1)
 
 
-@pytest.mark.slow
-def test_after_a_sigkill_mid_stream_every_acknowledged_event_is_in_landing(tmp_path):
-    process, url = _start_receiver(tmp_path)
-    bodies = unique_bodies("/openmetadata", 20_000)
-    acknowledged: list[str] = []
+def _send_until_refused(
+    url: str, route: str, bodies: list[bytes], senders: int
+) -> tuple[list[tuple[int, int]], list[threading.Thread]]:
+    """`senders` threads post `bodies` one after another (each waiting for its answer) until the
+    receiver stops answering; returns the (body number, status) of every answer, as they come,
+    and the threads."""
+    answers: list[tuple[int, int]] = []
     next_body = iter(range(len(bodies)))
     lock = threading.Lock()
 
@@ -226,55 +245,94 @@ def test_after_a_sigkill_mid_stream_every_acknowledged_event_is_in_landing(tmp_p
         with requests.Session() as session:
             while True:
                 with lock:
-                    n = next(next_body)
+                    n = next(next_body, None)
+                if n is None:
+                    return
                 try:
-                    answer = session.post(url + "/openmetadata", data=bodies[n], timeout=10)
+                    status = session.post(url + route, data=bodies[n], timeout=30).status_code
                 except requests.RequestException:
                     return
-                if answer.status_code == 200:
-                    with lock:
-                        acknowledged.append(f"/openmetadata-{n}")
+                with lock:
+                    answers.append((n, status))
 
-    senders = [threading.Thread(target=sender) for _ in range(8)]
-    for thread in senders:
+    threads = [threading.Thread(target=sender) for _ in range(senders)]
+    for thread in threads:
         thread.start()
-    while len(acknowledged) < 1_500:
+    return answers, threads
+
+
+def _acknowledged(answers: list[tuple[int, int]], route: str) -> list[str]:
+    return [f"{route}-{n}" for n, status in answers if status == 200]
+
+
+@pytest.mark.slow
+def test_after_a_sigkill_mid_stream_and_a_restart_every_acknowledged_event_is_landed_exactly_once(tmp_path):
+    process, url = _start_receiver(tmp_path)
+    bodies = unique_bodies("/openmetadata", 20_000)
+    answers, senders = _send_until_refused(url, "/openmetadata", bodies, senders=8)
+    while len(answers) < 1_500:
         time.sleep(0.01)
     process.send_signal(signal.SIGKILL)
     for thread in senders:
         thread.join(30)
     process.wait(10)
+    before_restart = _acknowledged(answers, "/openmetadata")
+    assert list(tmp_path.glob("openmetadata/_open.*")) != []  # what it acknowledged was in its open segment
+
+    process, url = _start_receiver(tmp_path)  # recovers the open segment, then receives on
+    after = unique_bodies("/openmetadata", 20_200)[20_000:]
+    answers_after = [
+        requests.post(url + "/openmetadata", data=body, timeout=10).status_code for body in after
+    ]
+    process.send_signal(signal.SIGTERM)
+    process.communicate(timeout=30)
+
     landed = landed_sequence_numbers(tmp_path, "openmetadata")
-    assert set(acknowledged) <= set(landed)
-    assert max(landed.values()) == 1
+    assert answers_after == [200] * 200
+    assert set(before_restart) | {f"/openmetadata-{n}" for n in range(20_000, 20_200)} <= set(landed)
+    assert max(landed.values()) == 1  # none twice, acknowledged or not
+    assert list(tmp_path.glob("openmetadata/_*")) == []
 
 
 @pytest.mark.slow
-def test_sigterm_answers_the_requests_in_flight_once_their_batch_is_landed(tmp_path):
-    conf = tmp_path / "slow_batches.yaml"
-    conf.write_text("collectors:\n  receiver:\n    batch_max_seconds: 3\n")
-    landing = tmp_path / "landing"
-    process, url = _start_receiver(landing, "--conf", str(conf))
-    bodies = unique_bodies("/datahub", 20)
-    answers: list[int] = []
+def test_a_receiver_killed_after_a_batch_is_durable_and_before_its_answer_lands_it_once_after_a_restart(
+    tmp_path,
+):
+    process, url = _start_receiver(tmp_path, env={"LAKEHOUSE_FAULT": "receiver_after_append@datahub_ece#5"})
+    bodies = unique_bodies("/datahub", 10)
+    answers, senders = _send_until_refused(url, "/datahub", bodies, senders=1)
+    senders[0].join(30)
+    process.wait(10)
+    assert process.returncode == -signal.SIGKILL
+    assert answers == [(n, 200) for n in range(4)]  # the fifth batch was written, never answered
+    assert landed_files(tmp_path, "datahub_ece") == []
 
-    def post(body: bytes) -> None:
-        answers.append(requests.post(url + "/datahub", data=body, timeout=30).status_code)
-
-    threads = [threading.Thread(target=post, args=(body,)) for body in bodies]
-    for thread in threads:
-        thread.start()
-    time.sleep(0.5)  # all in flight, their batch still open
-    assert answers == [] and landed_files(landing, "datahub_ece") == []
+    process, _ = _start_receiver(tmp_path)
     process.send_signal(signal.SIGTERM)
-    for thread in threads:
+    process.communicate(timeout=30)
+    assert landed_sequence_numbers(tmp_path, "datahub_ece") == Counter(f"/datahub-{n}" for n in range(5))
+    assert list(tmp_path.glob("datahub_ece/_*")) == []
+
+
+@pytest.mark.slow
+def test_sigterm_answers_every_request_it_landed_and_rolls_the_open_segments(tmp_path):
+    landing = tmp_path / "landing"
+    process, url = _start_receiver(landing)
+    answers, senders = _send_until_refused(url, "/datahub", unique_bodies("/datahub", 50_000), senders=8)
+    while len(answers) < 500:
+        time.sleep(0.01)
+    process.send_signal(signal.SIGTERM)  # with requests in flight from each sender
+    for thread in senders:
         thread.join(30)
     out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
-    assert answers == [200] * 20
-    assert landed_sequence_numbers(landing, "datahub_ece") == Counter(f"/datahub-{n}" for n in range(20))
+    acknowledged = _acknowledged(answers, "/datahub")
+    assert len(acknowledged) == len(answers)  # every answer a 200
+    assert landed_sequence_numbers(landing, "datahub_ece") == Counter(acknowledged)
+    assert list(landing.glob("*/_*")) == []
     assert (
-        "landed openmetadata=0 bodies in 0 files, dataworks=0 bodies in 0 files, datahub_ece=20 bodies" in out
+        "landed openmetadata=0 bodies in 0 files, dataworks=0 bodies in 0 files, "
+        f"datahub_ece={len(acknowledged)} bodies in 1 files" in out
     )
 
 
@@ -362,7 +420,7 @@ def test_openmetadatas_test_message_is_answered_and_not_landed(tmp_path, method,
         health = requests.get(url + "/health", timeout=10).json()
     assert answer.status_code == 200 and answer.json() == {"landed": False, "test_message": True}
     assert landed_files(tmp_path, "openmetadata") == []
-    assert health["landed"]["openmetadata"] == {"bodies": 0, "files": 0}
+    assert health["landed"]["openmetadata"] == {"bodies": 0, "files": 0, "open_segment_bytes": 0}
 
 
 def test_binary_mode_headers_are_percent_decoded_as_the_http_binding_says(tmp_path):
