@@ -447,6 +447,12 @@ def cmd_bundle(args: argparse.Namespace) -> int:
             print(f"lakehouse bundle: {problem}", file=sys.stderr)
         if not problems:
             print(f"bundle under {root} is current and valid")
+            # current: the committed files are a fresh export's
+            from pipelines.core.graph import load_graph
+            from pipelines.deploy.bundle import bundle_documents
+
+            for grant in deploy.grants_to_give(bundle_documents(load_graph(), config)):
+                print(grant)
         return 1 if problems else 0
     for path in deploy.export(root, config=config):
         print(path)
