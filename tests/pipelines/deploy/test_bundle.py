@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import re
 import subprocess
 
 import pytest
@@ -417,3 +418,30 @@ def test_a_failed_pull_holds_up_no_lane_as_the_jobs_service_orders_the_job(docum
     tasks_by_key(job)["bronze_openmetadata"].pop("run_if")
     held_up = {key for key, run in run_job(job["tasks"], start).items() if run.state == "UPSTREAM_FAILED"}
     assert {"bronze_openmetadata", "silver_openmetadata", "gold_datahub_openmetadata"} <= held_up
+
+
+def test_the_hand_over_between_the_production_targets_binds_every_resource_they_share(documents):
+    """docs/deployment.md moves prod between classic and serverless with `bundle deployment
+    unbind` and `bind`: the resources it names are every resource both production targets
+    declare, and both declare the same keys and names."""
+    text = (PROJECT_ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
+    section = text.split("## Moving prod between classic and serverless", 1)[1].split("\n## ", 1)[0]
+    script = section.split("```", 2)[1]
+    unbind = re.search(r"for key in (.*?); do\s+databricks bundle deployment unbind", script, re.S)
+    unbound = set(unbind.group(1).replace("\\\n", " ").split())
+    bound = set(re.findall(r"^databricks bundle deployment bind (\w+) ", script, re.M))
+    for names in re.findall(r"for \w+ in ([^;]*); do\s+databricks bundle deployment bind", script):
+        bound |= set(names.split())
+    shared = []
+    for target in ("prod", "prod_serverless"):
+        deployed = deployment(documents, target)
+        keys = {key for resources in deployed.resources.values() for key in resources}
+        names = {
+            (kind, key, deployed.resolve(resource.get("name", "")))
+            for kind, resources in deployed.resources.items()
+            for key, resource in resources.items()
+        }
+        shared.append(names)
+        assert unbound == keys, target
+        assert bound == keys, target
+    assert shared[0] == shared[1]
