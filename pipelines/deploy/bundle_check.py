@@ -384,14 +384,15 @@ def alert_problems(job: dict, deployed: Deployment) -> list[str]:
                 f"{at}email_notifications.no_alert_for_skipped_runs is deprecated: set it in notification_settings"
             )
     if deployed.mode == "production":
-        mailed = [part.get("email_notifications") or {} for part in [job, *tasks]]
-        if any(
-            USER_NAME in deployed.resolve(address)
-            for each in mailed
-            for addresses in each.values()
-            if isinstance(addresses, list)
-            for address in addresses
-        ):
+        addresses = [
+            address
+            for part in [job, *tasks]
+            for value in (part.get("email_notifications") or {}).values()
+            if isinstance(value, list)
+            for address in value
+            if isinstance(address, str)
+        ]
+        if any(USER_NAME in deployed.resolve(address) for address in addresses):
             problems.append(
                 f"mails {USER_NAME}, the deployer: deployed from CI as the service principal, that is an "
                 "application ID, not an address; alert a notification destination (webhook_notifications) "
