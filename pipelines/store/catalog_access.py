@@ -13,6 +13,16 @@ from pyspark.sql import SparkSession
 
 from pipelines.core.unity_catalog import catalog_unusable
 
+# the error conditions of a catalog that does not exist or may not be used (Unity Catalog's, and
+# Spark's for a name its session takes as a schema); any other failure is the task's to report
+CATALOG_ERRORS = (
+    "CATALOG_NOT_FOUND",
+    "NO_SUCH_CATALOG",
+    "SCHEMA_NOT_FOUND",
+    "PERMISSION_DENIED",
+    "INSUFFICIENT_PERMISSIONS",
+)
+
 
 class CatalogUnusable(RuntimeError):
     """The configured catalog (`storage.catalog`) does not exist, or this identity may not use it."""
@@ -28,9 +38,12 @@ def identity(spark: SparkSession) -> str:
 
 
 def check_catalog(spark: SparkSession, catalog: str) -> None:
-    """Raise `CatalogUnusable` naming the grant to give unless the session can list `catalog`'s
-    schemas, which Unity Catalog allows only with `USE CATALOG`."""
+    """Raise `CatalogUnusable` naming the grant to give when listing `catalog`'s schemas, which
+    Unity Catalog allows only with `USE CATALOG`, fails for want of the catalog or the right.
+    A failure of another kind (a session that cannot run SQL) is left to the task, which meets
+    it and reports it in its own words."""
     try:
         spark.sql(f"SHOW SCHEMAS IN `{catalog}`").limit(1).collect()
     except Exception as exc:
-        raise CatalogUnusable(catalog_unusable(catalog, identity(spark))) from exc
+        if any(condition in str(exc) for condition in CATALOG_ERRORS):
+            raise CatalogUnusable(catalog_unusable(catalog, identity(spark))) from exc

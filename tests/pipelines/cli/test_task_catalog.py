@@ -55,3 +55,5 @@ def test_a_catalog_the_session_can_use_passes_and_one_it_cannot_is_refused(spark
     check_catalog(spark, "spark_catalog")  # the session's own catalog: its schemas can be listed
     with pytest.raises(CatalogUnusable, match="GRANT USE CATALOG ON CATALOG `nope`"):
         check_catalog(spark, "nope")
+    # a failure that is not the catalog's (here a name the SQL parser refuses) is the task's to meet
+    check_catalog(spark, "no`pe")
