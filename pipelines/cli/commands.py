@@ -447,6 +447,12 @@ def cmd_bundle(args: argparse.Namespace) -> int:
             print(f"lakehouse bundle: {problem}", file=sys.stderr)
         if not problems:
             print(f"bundle under {root} is current and valid")
+            # current: the committed files are a fresh export's
+            from pipelines.core.graph import load_graph
+            from pipelines.deploy.bundle import bundle_documents
+
+            for grant in deploy.grants_to_give(bundle_documents(load_graph(), config)):
+                print(grant)
         return 1 if problems else 0
     for path in deploy.export(root, config=config):
         print(path)
@@ -652,8 +658,11 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
         from pipelines.orchestration.lock import WarehouseLocked
         from pipelines.orchestration.runner import RunFailed
         from pipelines.runtime.spark import DeltaJarsUnavailable
+        from pipelines.store.catalog_access import CatalogUnusable
 
-        if isinstance(exc, (RunFailed, FileNotFoundError, WarehouseLocked, DeltaJarsUnavailable)):
+        if isinstance(
+            exc, (RunFailed, FileNotFoundError, WarehouseLocked, DeltaJarsUnavailable, CatalogUnusable)
+        ):
             print(f"lakehouse: {exc}", file=sys.stderr)
             return 1
         raise
@@ -681,6 +690,7 @@ def cmd_task(args: argparse.Namespace) -> int:
     config = _config(args)
     if args.profile is None and os.environ.get("DATABRICKS_RUNTIME_VERSION"):
         config = config.with_overrides(profile="databricks")  # on a cluster: its session
+    _check_catalog(config)
     if args.ip_salt_secret:
         from pipelines.runtime.secrets import salt_from_secret
 
@@ -700,6 +710,18 @@ def cmd_task(args: argparse.Namespace) -> int:
     # a task of the Databricks job: the Jobs service runs one run of the job at a time
     _run_and_summarize(config, layers, args.log_format, graph=part, lock=not on_cluster, compact=False)
     return 0
+
+
+def _check_catalog(config: Config) -> None:
+    """First of all, with a Unity Catalog catalog (the bundle's tasks: `--catalog`, delta-spark):
+    stop with the grant to give when this identity may not use it, before anything else fails
+    for want of it."""
+    catalog = config.section("storage").get("catalog")
+    if catalog and config.engine != "delta-rs":
+        from pipelines.runtime.spark import get_spark
+        from pipelines.store.catalog_access import check_catalog
+
+        check_catalog(get_spark(config), catalog)
 
 
 def task_main(argv: list[str] | None = None) -> int:

@@ -20,8 +20,19 @@ the Databricks CLI merges it (`pipelines.deploy.deployments`) and checked:
   left paused); a job cluster's access mode is one the Clusters API takes with its `kind`, and
   one Unity Catalog serves; every wheel artifact gets a version of its own per build; the
   schedule's cron and time zone are valid (`pipelines.deploy.quartz_cron`); the job's tasks and
-  edges are the task groups' and the collect tasks' of conf/jobs.yaml.
-`databricks bundle validate` checks the rest against a workspace.
+  edges are the task groups' and the collect tasks' of conf/jobs.yaml;
+- that failures alert: the job notifies on a failed run, and every task whose failure the run's
+  result does not report (`pipelines.deploy.run_result`: the leaves after it run `ALL_DONE`)
+  carries failure notifications of its own; a production target alerts no
+  `${workspace.current_user.userName}` (deployed from CI, an application ID, not an address);
+  queueing is set, not left to the Jobs API version; no deprecated `no_alert_for_skipped_runs`
+  in `email_notifications` (`notification_settings` has it);
+- that the production secret scope is the bundle's: the one the tasks read, READ for the job's
+  principal, and not readable by the groups of the bundle-wide `permissions` (the CLI gives
+  CAN_VIEW holders READ on every secret scope).
+`databricks bundle validate` checks the rest against a workspace. The grant the bundle cannot
+give (`USE CATALOG` on the catalog: `pipelines.core.unity_catalog`) is printed by
+`grants_to_give` for a catalog admin.
 """
 
 from __future__ import annotations
@@ -41,7 +52,8 @@ import yaml
 from pipelines.core.config import PROJECT_ROOT, Config, load_config
 from pipelines.core.graph import TaskGraph, load_graph
 from pipelines.core.task_groups import task_groups
-from pipelines.deploy import collect_tasks
+from pipelines.core.unity_catalog import use_catalog_grant
+from pipelines.deploy import collect_tasks, run_result
 from pipelines.deploy.bundle import (
     MAINTENANCE_TASK,
     NOTIFY_TASK,
@@ -52,7 +64,7 @@ from pipelines.deploy.bundle import (
     render,
 )
 from pipelines.deploy.collect_tasks import COLLECT_ENTRY_POINT
-from pipelines.deploy.deployments import MAIN, REFERENCE, Deployment, deployment, target_names
+from pipelines.deploy.deployments import MAIN, REFERENCE, USER_NAME, Deployment, deployment, target_names
 from pipelines.deploy.quartz_cron import cron_problems, timezone_problems
 from pipelines.deploy.task_parameters import parse_collect_task, task_parser
 
@@ -68,6 +80,7 @@ SHARED_ROOTS = ("/Workspace/Shared", "/Shared")  # every workspace user may writ
 ACCESS_MODES = ("SINGLE_USER", "USER_ISOLATION")
 NEW_ACCESS_MODES = ("DATA_SECURITY_MODE_DEDICATED", "DATA_SECURITY_MODE_STANDARD", "DATA_SECURITY_MODE_AUTO")
 NEW_KIND = "CLASSIC_PREVIEW"
+RESOURCE_KINDS = ("jobs", "schemas", "volumes", "secret_scopes")
 
 
 def check(
@@ -142,9 +155,10 @@ def _file_problems(documents: dict[str, dict], root: Path, main: dict) -> list[s
             problems.append(f"{relative}: must hold `resources` and/or `targets` mappings only")
             continue
         for kind in doc.get("resources") or {}:
-            if kind not in ("jobs", "schemas", "volumes"):
+            if kind not in RESOURCE_KINDS:
                 problems.append(
-                    f"{relative}: resources.{kind}: `lakehouse bundle` exports jobs, schemas and volumes only"
+                    f"{relative}: resources.{kind}: `lakehouse bundle` exports jobs, schemas, volumes and "
+                    "secret scopes only"
                 )
     return problems
 
@@ -309,10 +323,11 @@ def _development_problems(at: str, target: dict) -> list[str]:
 def deployment_problems(deployed: Deployment, main: dict, root: Path, scripts: dict[str, str]) -> list[str]:
     """A target's merged jobs, schemas and volumes: typed models, compute, wheels, parameters."""
     from databricks.bundles.schemas import Schema
+    from databricks.bundles.secret_scopes import SecretScope
     from databricks.bundles.volumes import Volume
 
     problems = []
-    models = {"schemas": Schema, "volumes": Volume}
+    models = {"schemas": Schema, "volumes": Volume, "secret_scopes": SecretScope}
     for kind, model in models.items():
         for name, resource in (deployed.resources.get(kind) or {}).items():
             problems += model_problems(resource, model, f"resources.{kind}.{name}")
@@ -329,7 +344,124 @@ def deployment_problems(deployed: Deployment, main: dict, root: Path, scripts: d
         problems += typed
         if not typed:  # the shape is right: its references and settings can be read
             problems += job_problems(job, where, scripts, deployed, outputs, root)
+            problems += [f"{where}: {p}" for p in alert_problems(job, deployed)]
+    if deployed.mode == "production":
+        problems += secret_scope_problems(deployed)
     return problems
+
+
+# -- alerts and secrets ----------------------------------------------------------------------
+
+
+def alert_problems(job: dict, deployed: Deployment) -> list[str]:
+    """Whether a failure reaches someone: the run's, through the job's notifications; a task's
+    whose failure the run's result does not report, through its own."""
+    problems = []
+    if not run_result.alerts_on_failure(job):
+        problems.append(
+            "alerts no one when a run fails: give it email_notifications or webhook_notifications on_failure"
+        )
+    tasks = job.get("tasks") or []
+    by_key = {t.get("task_key"): t for t in tasks}
+    silent = [key for key in run_result.unreported(tasks) if not run_result.alerts_on_failure(by_key[key])]
+    if silent:
+        leaves = ", ".join(run_result.leaves(tasks))
+        problems.append(
+            f"tasks {', '.join(silent)}: a failure of one ends the run SUCCESS_WITH_FAILURES (its leaves "
+            f"{leaves} run after it whatever its outcome), which the job's on_failure does not alert on: "
+            "give each task email_notifications or webhook_notifications on_failure, or add a leaf that "
+            "runs only when every task succeeded (run_if: ALL_SUCCESS)"
+        )
+    queue = job.get("queue")
+    if not isinstance(queue, dict) or "enabled" not in queue:
+        problems.append(
+            "queue.enabled is not set: whether a run started during another waits or is skipped then "
+            "depends on the Jobs API version"
+        )
+    for at, part in [("", job), *((f"task {t.get('task_key')}: ", t) for t in tasks)]:
+        if "no_alert_for_skipped_runs" in (part.get("email_notifications") or {}):
+            problems.append(
+                f"{at}email_notifications.no_alert_for_skipped_runs is deprecated: set it in notification_settings"
+            )
+    if deployed.mode == "production":
+        addresses = [
+            address
+            for part in [job, *tasks]
+            for value in (part.get("email_notifications") or {}).values()
+            if isinstance(value, list)
+            for address in value
+            if isinstance(address, str)
+        ]
+        if any(USER_NAME in deployed.resolve(address) for address in addresses):
+            problems.append(
+                f"mails {USER_NAME}, the deployer: deployed from CI as the service principal, that is an "
+                "application ID, not an address; alert a notification destination (webhook_notifications) "
+                "or an address given at deploy"
+            )
+    return problems
+
+
+def secret_scope_problems(deployed: Deployment) -> list[str]:
+    """A production target's secret scope: the bundle's, the one the tasks read, READ for the job's
+    principal, readable by no group through the bundle-wide permissions."""
+    scopes = deployed.resources.get("secret_scopes") or {}
+    principal = (deployed.settings.get("run_as") or {}).get("service_principal_name")
+    read = deployed.resolve("${var.secret_scope}")
+    problems = []
+    named = {key: s for key, s in scopes.items() if deployed.resolve(s.get("name")) == read}
+    if not named:
+        problems.append(
+            f"the secret scope the tasks read ({read}) is no resource of the bundle: declare it under "
+            "resources.secret_scopes with READ for the job's principal"
+        )
+    for key, scope in named.items():
+        holders = {
+            deployed.resolve(p.get("service_principal_name"))
+            for p in scope.get("permissions") or []
+            if p.get("level") in ("READ", "WRITE", "MANAGE")
+        }
+        if principal and deployed.resolve(principal) not in holders:
+            problems.append(
+                f"resources.secret_scopes.{key}: gives the job's principal {principal} no READ: the tasks "
+                "could not read the IP salt or the tokens"
+            )
+    if scopes:
+        for permission in deployed.settings.get("permissions") or []:
+            if permission.get("level") == "CAN_VIEW":
+                who = next((permission[p] for p in PRINCIPALS if permission.get(p)), "?")
+                problems.append(
+                    f"permissions: CAN_VIEW for {who} gives it READ on every secret scope of the bundle "
+                    "(the IP salt, the tokens): give CAN_VIEW on the job instead (its own permissions)"
+                )
+    return problems
+
+
+def grants_to_give(documents: dict[str, dict]) -> list[str]:
+    """The grants a catalog admin must give for each target, which the bundle cannot: `USE
+    CATALOG` on the existing catalog to the identity the job runs as."""
+    by_grant: dict[str, list[str]] = {}
+    for target in target_names(documents):
+        deployed = deployment(documents, target)
+        catalog = deployed.resolve("${var.catalog}")
+        catalog = "<catalog>" if "${" in catalog else catalog
+        run_as = deployed.settings.get("run_as") or {}
+        principal = next((run_as[p] for p in ("service_principal_name", "user_name") if run_as.get(p)), None)
+        if principal is None:
+            who = "<the deployer's user name>"  # the job runs as its deployer
+        else:
+            name = principal[len("${var.") : -1] if principal.startswith("${var.") else None
+            value = deployed.variables.get(name) if name else principal
+            lookup = (value or {}).get("lookup", {}) if isinstance(value, dict) else {}
+            who = (
+                f"<application ID of the service principal {lookup['service_principal']}>"
+                if "service_principal" in lookup
+                else deployed.resolve(principal)
+            )
+        by_grant.setdefault(use_catalog_grant(catalog, who), []).append(target)
+    return [
+        f"target {', '.join(targets)}: a catalog admin must grant USE CATALOG, which the bundle cannot: {grant}"
+        for grant, targets in by_grant.items()
+    ]
 
 
 def artifact_outputs(main: dict) -> list[str]:

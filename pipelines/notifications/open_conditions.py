@@ -9,14 +9,19 @@ its size follows what is open now, not the history, and a run reads it whole.
 The watermark (the event clock and the table versions the run read up to) is the metadata of
 the commit that records the run's changes to the open set, so both move together: a run killed
 before that commit is repeated from the same watermark, and the notices it plans again are
-found in the delivery log already.
+found in the delivery log already. That commit is one `replace_where` (an overwrite of the
+conditions opened or closed, through the DataFrame writer), as the pipeline's batches write
+theirs: a SQL `MERGE` could carry the metadata only through a session setting, which Databricks
+serverless refuses.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql.types import BooleanType, StringType, StructField, StructType
+from pyspark.sql.types import StringType, StructField, StructType
+
+from pipelines.store.pruning import In
 
 OPEN = "ops.notification_open"
 WATERMARK = "notifications"  # the commit metadata key
@@ -63,20 +68,13 @@ def open_rows(store) -> dict[str, dict]:
 
 def record(store, opened: list[dict], closed: list[str], watermark: Watermark) -> None:
     """One commit: the conditions `opened` (rows of SCHEMA as dicts) added, `closed` removed,
-    and the run's watermark."""
+    and the run's watermark: the rows of every condition named replaced by the opened ones."""
     spark = store.spark
-    rows = [(r["condition_id"], r["kind"], r.get("entity_urn"), r["notice"], False) for r in opened]
-    rows += [(condition_id, "", None, "", True) for condition_id in closed]
-    schema = StructType([*SCHEMA.fields, StructField("_delete", BooleanType())])
-    if not rows:
-        store.commit_no_rows(spark.createDataFrame([], SCHEMA), OPEN, metadata=watermark.as_metadata())
+    metadata = watermark.as_metadata()
+    rows = [(r["condition_id"], r["kind"], r.get("entity_urn"), r["notice"]) for r in opened]
+    named = [r[0] for r in rows] + list(closed)
+    if not named:
+        store.commit_no_rows(spark.createDataFrame([], SCHEMA), OPEN, metadata=metadata)
         return
-    frame = spark.createDataFrame(rows, schema)
-    store.merge(
-        frame,
-        OPEN,
-        keys=["condition_id"],
-        delete_flag="_delete",
-        metadata=watermark.as_metadata(),
-        rows=len(rows),
-    )
+    frame = spark.createDataFrame(rows, SCHEMA)
+    store.replace_where(frame, OPEN, [[In("condition_id", named)]], metadata=metadata, rows=len(rows))

@@ -32,7 +32,9 @@ from typing import Any, TypeVar
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
+from pipelines.core.unity_catalog import catalog_unusable
 from pipelines.core.warehouse_layout import LAYERS, folder_tables
+from pipelines.store.catalog_access import CatalogUnusable, identity
 from pipelines.store.collected import CollectedRows, Rows, as_frame
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
 from pipelines.store.metadata import MetadataCache
@@ -217,11 +219,7 @@ class TableStore:
                 if self.catalog and not any(
                     c.name == self.catalog for c in self.spark.catalog.listCatalogs()
                 ):
-                    raise CatalogNotFound(
-                        f"catalog {self.catalog!r} does not exist, or this identity may not use it: create "
-                        "it (or grant USE CATALOG on it), or name an existing one (storage.catalog; the "
-                        "bundle's catalog variable: --var catalog=NAME)"
-                    ) from exc
+                    raise CatalogUnusable(catalog_unusable(self.catalog, identity(self.spark))) from exc
                 raise
         self._registered.add(schema)
 
@@ -527,10 +525,6 @@ class TableStore:
             for staging in sorted((self.warehouse / layer).glob(f"*/{STAGING}")):
                 removed += remove_stale(str(staging), retention_hours, dry_run)
         return removed
-
-
-class CatalogNotFound(RuntimeError):
-    """The configured catalog (`storage.catalog`) does not exist, so no schema can be made in it."""
 
 
 def _encode(metadata: dict | None) -> str | None:

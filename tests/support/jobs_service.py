@@ -4,6 +4,10 @@ A task starts once the tasks it `depends_on` are done, as its `run_if` asks (`AL
 unless told otherwise: all of them succeeded; `ALL_DONE`: all of them finished, however);
 every task that is ready starts at once, in its own process; a failed task starts again up to
 its `max_retries` times; a task whose condition cannot hold is skipped (`UPSTREAM_FAILED`).
+A run's result follows its leaf tasks (those no task depends on), as Databricks documents it:
+`FAILED` when one failed or was skipped, `SUCCESS_WITH_FAILURES` when they succeeded but
+another task failed; the job's `on_failure` notifications fire on `FAILED` only, a task's on
+its own failure.
 """
 
 from __future__ import annotations
@@ -86,3 +90,30 @@ def overlapping(runs: dict[str, TaskRun]) -> list[tuple[str, str]]:
         for b in done[i + 1 :]
         if b.started < a.finished and a.started < b.finished
     ]
+
+
+def result_state(tasks: list[dict], runs: dict[str, TaskRun]) -> str:
+    """The run's result: FAILED, SUCCESS_WITH_FAILURES or SUCCESS."""
+    upstream = {d["task_key"] for task in tasks for d in task.get("depends_on") or []}
+    leaves = [task["task_key"] for task in tasks if task["task_key"] not in upstream]
+    if any(runs[key].state != "SUCCESS" for key in leaves):
+        return "FAILED"
+    return "SUCCESS_WITH_FAILURES" if any(r.state == "FAILED" for r in runs.values()) else "SUCCESS"
+
+
+def failure_alerts(job: dict, runs: dict[str, TaskRun]) -> dict[str, list[str]]:
+    """Who is alerted of a failure, by what alerts (`job`, or a task's key): mail addresses and
+    notification destination IDs."""
+
+    def recipients(settings: dict) -> list[str]:
+        mail = (settings.get("email_notifications") or {}).get("on_failure") or []
+        hooks = (settings.get("webhook_notifications") or {}).get("on_failure") or []
+        return [*mail, *(hook["id"] for hook in hooks)]
+
+    alerts = {}
+    if result_state(job["tasks"], runs) == "FAILED" and recipients(job):
+        alerts["job"] = recipients(job)
+    for task in job["tasks"]:
+        if runs[task["task_key"]].state == "FAILED" and recipients(task):
+            alerts[task["task_key"]] = recipients(task)
+    return alerts

@@ -4,7 +4,9 @@ development; dedicated and serverless in production) that each deploy a complete
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import re
 import subprocess
 
 import pytest
@@ -15,7 +17,7 @@ from pipelines.core.task_groups import task_groups
 from pipelines.deploy import bundle
 from pipelines.deploy.bundle_check import check, project_scripts
 from pipelines.deploy.deployments import deployment, normalize_prefix, target_names
-from tests.support.jobs_service import run_job
+from tests.support.jobs_service import failure_alerts, result_state, run_job
 
 FILES = ("databricks.yml", "resources/catalog_lakehouse_job.yml", "resources/catalog_lakehouse_storage.yml")
 
@@ -111,7 +113,13 @@ def test_five_targets_for_each_compute_in_development_and_production(documents):
         assert prod["variables"]["service_principal"] == {
             "lookup": {"service_principal": "catalog-lakehouse"}
         }
-        assert {p["level"] for p in prod["permissions"]} == {"CAN_MANAGE", "CAN_VIEW"}
+        assert prod["variables"]["alert_destination"] == {
+            "lookup": {"notification_destination": "catalog-lakehouse-alerts"}
+        }
+        # bundle-wide: the operators manage every resource, the secret scope included
+        assert prod["permissions"] == [{"level": "CAN_MANAGE", "group_name": "${var.operators}"}]
+        # every user may see the job, on the job alone: a bundle-wide CAN_VIEW reads the secrets
+        assert deployed_job(documents, name)["permissions"] == [{"level": "CAN_VIEW", "group_name": "users"}]
 
 
 @pytest.mark.parametrize(
@@ -149,7 +157,7 @@ def test_the_serverless_targets_have_no_cluster_and_an_environment_holding_the_w
             assert "--ip-salt-secret=${var.secret_scope}/ip_salt" in task["python_wheel_task"]["parameters"]
 
 
-def test_the_job_has_a_timeout_a_duration_warning_and_mails_on_failure(documents):
+def test_the_job_has_a_timeout_a_duration_warning_and_queues_a_run_started_during_another(documents):
     graph = load_graph()
     job = documents["resources/catalog_lakehouse_job.yml"]["resources"]["jobs"]["catalog_lakehouse"]
     assert job["timeout_seconds"] == graph.timeout_seconds > 0
@@ -158,11 +166,69 @@ def test_the_job_has_a_timeout_a_duration_warning_and_mails_on_failure(documents
             {"metric": "RUN_DURATION_SECONDS", "op": "GREATER_THAN", "value": graph.duration_warning_seconds}
         ]
     }
-    assert job["email_notifications"]["on_failure"] == ["${var.notify}"]
-    assert job["email_notifications"]["on_duration_warning_threshold_exceeded"] == ["${var.notify}"]
+    assert job["queue"] == {"enabled": True}
+    assert job["notification_settings"] == {"no_alert_for_skipped_runs": True}
+    assert "email_notifications" not in job  # whom to alert is each target's
+
+
+@pytest.mark.parametrize("target", ["dev", "standard", "serverless"])
+def test_development_mails_the_deployer_when_a_run_or_a_task_fails(documents, target):
+    job = deployed_job(documents, target)
+    assert job["email_notifications"] == {
+        "on_failure": ["${var.notify}"],
+        "on_duration_warning_threshold_exceeded": ["${var.notify}"],
+    }
     assert (
         documents["databricks.yml"]["variables"]["notify"]["default"] == "${workspace.current_user.userName}"
     )
+    alerting = {t["task_key"] for t in job["tasks"] if "email_notifications" in t}
+    # every task but the leaves, which run whatever the others' outcome: their own failure fails the run
+    assert alerting == {t["task_key"] for t in job["tasks"]} - {"notify", "maintenance"}
+    for task in job["tasks"]:
+        if task["task_key"] in alerting:
+            assert task["email_notifications"] == {"on_failure": ["${var.notify}"]}
+            assert task["notification_settings"] == {"alert_on_last_attempt": True}
+    assert "webhook_notifications" not in job
+
+
+@pytest.mark.parametrize("target", ["prod", "prod_serverless"])
+def test_production_alerts_a_notification_destination_and_mails_no_deployer(documents, target):
+    job = deployed_job(documents, target)
+    destination = [{"id": "${var.alert_destination}"}]
+    assert job["webhook_notifications"] == {
+        "on_failure": destination,
+        "on_duration_warning_threshold_exceeded": destination,
+    }
+    assert "email_notifications" not in job
+    for task in job["tasks"]:
+        assert "email_notifications" not in task
+        if task["task_key"] not in ("notify", "maintenance"):
+            assert task["webhook_notifications"] == {"on_failure": destination}
+            assert task["notification_settings"] == {"alert_on_last_attempt": True}
+
+
+@pytest.mark.parametrize(
+    ("target", "alerted"), [("dev", "${var.notify}"), ("prod", "${var.alert_destination}")]
+)
+def test_a_failed_group_is_alerted_though_the_run_ends_a_success_with_failures(documents, target, alerted):
+    """Ordered as the Jobs service orders it, a run whose silver group fails every attempt runs its
+    leaves all the same (`run_if: ALL_DONE`) and so ends SUCCESS_WITH_FAILURES, on which the job's
+    own on_failure stays silent: the failed task's own notification is the one that alerts."""
+    job = deployed_job(documents, target)
+
+    def start(task: dict) -> subprocess.CompletedProcess:
+        return subprocess.CompletedProcess([], 1 if task["task_key"] == "silver_openmetadata" else 0)
+
+    runs = run_job(job["tasks"], start)
+    assert result_state(job["tasks"], runs) == "SUCCESS_WITH_FAILURES"
+    alerts = failure_alerts(job, runs)
+    assert alerts == {"silver_openmetadata": [alerted]}
+
+    without = copy.deepcopy(job)
+    for task in without["tasks"]:
+        for key in ("email_notifications", "webhook_notifications"):
+            task.pop(key, None)
+    assert failure_alerts(without, run_job(without["tasks"], start)) == {}  # the failure would go unheard
 
 
 def test_the_wheel_gets_a_version_of_its_own_with_every_build(documents):
@@ -224,7 +290,17 @@ def test_prod_grants_its_service_principal_what_the_job_needs_and_keeps_it_from_
     for volume in prod["volumes"].values():
         assert volume["grants"][0]["privileges"] == ["READ_VOLUME", "WRITE_VOLUME"]
         assert volume["lifecycle"] == {"prevent_destroy": True}
+    # the scope the tasks read the IP salt and the tokens from, readable by the job's principal
+    assert prod["secret_scopes"] == {
+        "lakehouse_secrets": {
+            "name": "${var.secret_scope}",
+            "permissions": [{"level": "READ", "service_principal_name": principal}],
+            "lifecycle": {"prevent_destroy": True},
+        }
+    }
     assert "grants" not in deployment(documents, "dev").resources["schemas"]["lakehouse"]
+    # development mode does not prefix a scope's name: one scope per developer would collide
+    assert "secret_scopes" not in deployment(documents, "dev").resources
 
 
 def test_development_prefixes_are_normalized_as_the_cli_does():
@@ -342,3 +418,30 @@ def test_a_failed_pull_holds_up_no_lane_as_the_jobs_service_orders_the_job(docum
     tasks_by_key(job)["bronze_openmetadata"].pop("run_if")
     held_up = {key for key, run in run_job(job["tasks"], start).items() if run.state == "UPSTREAM_FAILED"}
     assert {"bronze_openmetadata", "silver_openmetadata", "gold_datahub_openmetadata"} <= held_up
+
+
+def test_the_hand_over_between_the_production_targets_binds_every_resource_they_share(documents):
+    """docs/deployment.md moves prod between classic and serverless with `bundle deployment
+    unbind` and `bind`: the resources it names are every resource both production targets
+    declare, and both declare the same keys and names."""
+    text = (PROJECT_ROOT / "docs" / "deployment.md").read_text(encoding="utf-8")
+    section = text.split("## Moving prod between classic and serverless", 1)[1].split("\n## ", 1)[0]
+    script = section.split("```", 2)[1]
+    unbind = re.search(r"for key in (.*?); do\s+databricks bundle deployment unbind", script, re.S)
+    unbound = set(unbind.group(1).replace("\\\n", " ").split())
+    bound = set(re.findall(r"^databricks bundle deployment bind (\w+) ", script, re.M))
+    for names in re.findall(r"for \w+ in ([^;]*); do\s+databricks bundle deployment bind", script):
+        bound |= set(names.split())
+    shared = []
+    for target in ("prod", "prod_serverless"):
+        deployed = deployment(documents, target)
+        keys = {key for resources in deployed.resources.values() for key in resources}
+        names = {
+            (kind, key, deployed.resolve(resource.get("name", "")))
+            for kind, resources in deployed.resources.items()
+            for key, resource in resources.items()
+        }
+        shared.append(names)
+        assert unbound == keys, target
+        assert bound == keys, target
+    assert shared[0] == shared[1]

@@ -14,7 +14,15 @@ from pipelines.cli import main
 from pipelines.core.config import PROJECT_ROOT, load_config
 from pipelines.core.graph import load_graph
 from pipelines.deploy import bundle
-from pipelines.deploy.bundle_check import graph_drift, model_problems, parameter_problems, validate
+from pipelines.deploy.bundle_check import (
+    alert_problems,
+    grants_to_give,
+    graph_drift,
+    model_problems,
+    parameter_problems,
+    validate,
+)
+from pipelines.deploy.deployments import deployment
 
 SCRIPTS = {"lakehouse-task": "pipelines.cli:task_main", "lakehouse-collect": "pipelines.cli:collect_main"}
 JOB = "resources/catalog_lakehouse_job.yml"
@@ -166,7 +174,7 @@ def test_a_task_without_compute_or_with_two_kinds_is_caught(documents, tmp_path)
         ),
         (
             lambda t: t["prod"]["permissions"].append({"level": "CAN_OWN", "group_name": "x"}),
-            "targets.prod.permissions[2].level",
+            "targets.prod.permissions[1].level",
         ),
         (
             lambda t: t["dev"].update(mode="staging"),
@@ -255,8 +263,8 @@ def test_files_the_include_misses_and_resources_of_other_kinds_are_caught(docume
     problems = problems_of(documents, tmp_path)
     assert "jobs/extra.yml: not matched by databricks.yml include" in problems
     assert (
-        "jobs/extra.yml: resources.pipelines: `lakehouse bundle` exports jobs, schemas and volumes only"
-        in problems
+        "jobs/extra.yml: resources.pipelines: `lakehouse bundle` exports jobs, schemas, volumes and "
+        "secret scopes only" in problems
     )
 
 
@@ -448,3 +456,144 @@ def test_drift_from_the_collectors_of_jobs_yaml_is_reported(documents):
     assert "bundle tasks differ from the task groups of conf/jobs.yaml: ['collect_openmetadata']" in (
         graph_drift(graph, documents)
     )
+
+
+# -- failures that alert ------------------------------------------------------------------
+
+
+def strip_task_alerts(documents, target) -> None:
+    for task in compute(documents, target)["tasks"]:
+        for key in ("email_notifications", "webhook_notifications", "notification_settings"):
+            task.pop(key, None)
+
+
+def test_a_job_whose_leaves_all_run_all_done_without_task_alerts_is_refused(documents, tmp_path):
+    strip_task_alerts(documents, "serverless")
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target serverless: job catalog_lakehouse: tasks collect_openmetadata, collect_datahub_audit, "
+        "bronze_datahub, bronze_openmetadata, bronze_dataworks, silver_datahub"
+    ) in problems
+    assert (
+        "a failure of one ends the run SUCCESS_WITH_FAILURES (its leaves notify, maintenance run after it "
+        "whatever its outcome), which the job's on_failure does not alert on"
+    ) in problems
+    assert "target dev" not in problems  # its tasks still alert
+
+
+def test_a_leaf_that_runs_only_when_every_task_succeeded_makes_task_alerts_unneeded(documents):
+    strip_task_alerts(documents, "serverless")
+    deployed = deployment(documents, "serverless")
+    job = copy.deepcopy(deployed.jobs[NAME])
+    others = [t["task_key"] for t in job["tasks"] if t["task_key"] not in ("notify", "maintenance")]
+    # the sentinel: a leaf after every other task, waiting for their success, so a failure fails the run
+    sentinel = {
+        **copy.deepcopy(task(job["tasks"], "maintenance")),
+        "task_key": "every_task_succeeded",
+        "depends_on": [{"task_key": k} for k in others],
+        "run_if": "ALL_SUCCESS",
+    }
+    job["tasks"].append(sentinel)
+    assert [p for p in alert_problems(job, deployed) if "SUCCESS_WITH_FAILURES" in p] == []
+    sentinel["run_if"] = "ALL_DONE"
+    assert any("SUCCESS_WITH_FAILURES" in p for p in alert_problems(job, deployed))
+
+
+def test_a_job_that_alerts_no_one_on_a_failed_run_is_refused(documents, tmp_path):
+    del compute(documents, "dev")["email_notifications"]
+    assert "target dev: job catalog_lakehouse: alerts no one when a run fails" in problems_of(
+        documents, tmp_path
+    )
+
+
+def test_production_mailing_the_deployer_is_refused(documents, tmp_path):
+    prod = compute(documents, "prod")
+    prod["email_notifications"] = {"on_failure": ["${var.notify}"]}  # its default: the deployer's login
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target prod: job catalog_lakehouse: mails ${workspace.current_user.userName}, the deployer: deployed "
+        "from CI as the service principal, that is an application ID, not an address"
+    ) in problems
+    prod["email_notifications"] = {"on_failure": ["oncall@example.com"]}
+    # an address given is fine; the development targets mail the deployer, a person with one
+    assert "the deployer" not in problems_of(documents, tmp_path)
+
+
+def test_queueing_left_to_the_jobs_api_version_is_refused(documents, tmp_path):
+    del base_job(documents)["queue"]
+    assert "every target: job catalog_lakehouse: queue.enabled is not set" in problems_of(documents, tmp_path)
+
+
+def test_the_deprecated_no_alert_for_skipped_runs_in_email_notifications_is_refused(documents, tmp_path):
+    compute(documents, "dev")["email_notifications"]["no_alert_for_skipped_runs"] = True
+    task(compute(documents, "dev")["tasks"], "bronze_datahub")["email_notifications"][
+        "no_alert_for_skipped_runs"
+    ] = True
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target dev: job catalog_lakehouse: email_notifications.no_alert_for_skipped_runs is deprecated: set it in "
+        "notification_settings"
+    ) in problems
+    assert "task bronze_datahub: email_notifications.no_alert_for_skipped_runs is deprecated" in problems
+
+
+# -- grants that suffice ------------------------------------------------------------------
+
+
+def storage(documents, target) -> dict:
+    return documents["resources/catalog_lakehouse_storage.yml"]["targets"][target]["resources"]
+
+
+def test_a_production_target_without_the_secret_scope_the_tasks_read_is_refused(documents, tmp_path):
+    del storage(documents, "prod")["secret_scopes"]
+    storage(documents, "prod_serverless")["secret_scopes"]["lakehouse_secrets"]["name"] = "elsewhere"
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target prod, prod_serverless: the secret scope the tasks read (catalog_lakehouse) is no resource of the "
+        "bundle"
+    ) in problems
+
+
+def test_a_secret_scope_the_jobs_principal_cannot_read_is_refused(documents, tmp_path):
+    storage(documents, "prod")["secret_scopes"]["lakehouse_secrets"]["permissions"] = [
+        {"level": "READ", "group_name": "admins"}
+    ]
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target prod: resources.secret_scopes.lakehouse_secrets: gives the job's principal "
+        "${var.service_principal} no READ"
+    ) in problems
+
+
+def test_a_bundle_wide_can_view_that_makes_the_secrets_readable_is_refused(documents, tmp_path):
+    documents["databricks.yml"]["targets"]["prod"]["permissions"].append(
+        {"level": "CAN_VIEW", "group_name": "users"}
+    )
+    problems = problems_of(documents, tmp_path)
+    assert (
+        "target prod: permissions: CAN_VIEW for users gives it READ on every secret scope of the bundle"
+    ) in problems
+
+
+def test_a_secret_scope_is_checked_against_its_model(documents, tmp_path):
+    storage(documents, "prod")["secret_scopes"]["lakehouse_secrets"]["permissions"][0]["level"] = "OWN"
+    assert (
+        "resources.secret_scopes.lakehouse_secrets: databricks-bundles refuses it: 'OWN' is not a valid "
+        "SecretScopePermissionLevel"
+    ) in problems_of(documents, tmp_path)
+
+
+def test_the_check_names_the_use_catalog_grant_a_catalog_admin_must_give(documents, tmp_path, capsys):
+    assert grants_to_give(documents) == [
+        "target dev, standard, serverless: a catalog admin must grant USE CATALOG, which the bundle cannot: "
+        "GRANT USE CATALOG ON CATALOG `<catalog>` TO `<the deployer's user name>`",
+        "target prod, prod_serverless: a catalog admin must grant USE CATALOG, which the bundle cannot: "
+        "GRANT USE CATALOG ON CATALOG `<catalog>` TO `<application ID of the service principal "
+        "catalog-lakehouse>`",
+    ]
+    documents["databricks.yml"]["variables"]["catalog"]["default"] = "sales"
+    documents["databricks.yml"]["targets"]["prod"]["run_as"] = {"user_name": "etl@example.com"}
+    assert "GRANT USE CATALOG ON CATALOG `sales` TO `etl@example.com`" in "\n".join(grants_to_give(documents))
+    assert main(["bundle", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "GRANT USE CATALOG ON CATALOG `<catalog>` TO `<application ID of the service principal" in out
