@@ -3,7 +3,8 @@
 The versions of every source already reflected are kept in the gold commit's
 metadata (`source_versions`). Each run takes one path (`GoldPath`, chosen by `plan` from
 Delta metadata alone, each path one function in `PATHS`). First run (or a source never
-seen): full build and overwrite. Later runs: the touched groups' complete history is read
+seen, or a silver source typed again by a new revision of its spec, `retyping`): full build and
+overwrite. Later runs: the touched groups' complete history is read
 back from the sources, rebuilt, and the table's rows of those groups are
 replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
 equals a full rebuild (`RebuildGroups`; every table falls back to it when its own strategy
@@ -52,6 +53,7 @@ from gold import GROUP
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_layout import since_bounds
 from pipelines.core.table_specs import Accumulate, Append, Extend, GoldTableSpec, RebuildGroups
+from pipelines.executors.retyping import retyped_since
 from pipelines.ops.bookkeeping import record_dq
 from pipelines.quality import (
     QualityGateError,
@@ -314,6 +316,9 @@ def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int],
     changed = {s: v for s, v in present.items() if v > seen[s] and store.rows_changed_since(s, seen[s])}
     if not changed:  # no commit since the last build, or none that changed a row
         return Plan(GoldPath.UP_TO_DATE, 0, 0)
+    if any(retyped_since(store, s, seen[s]) for s in changed):  # keys it held may be gone (`retyping`)
+        everything = sum(store.count_added_since(s, None) for s in present)
+        return Plan(GoldPath.FULL, everything, everything)
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     # absent: recorded by an older release, so unknown; a None value: that source held no event
     newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}
