@@ -442,7 +442,7 @@ def run(spec: SilverTableSpec, ctx: RunContext) -> TaskResult:
             with filters_stay_put(ctx.spark):
                 result = _process(spec, ctx, watermark, source_version, source_rows, replace)
     if replace:
-        result.message = "typed again from the whole source (new revision)"
+        result.message = "typed again from the whole source"
     return result
 
 
