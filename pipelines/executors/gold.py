@@ -53,7 +53,7 @@ from gold import GROUP
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_layout import since_bounds
 from pipelines.core.table_specs import Accumulate, Append, Extend, GoldTableSpec, RebuildGroups
-from pipelines.executors.retyping import retyped_since
+from pipelines.executors.retyping import REVISION, retyped_since
 from pipelines.ops.bookkeeping import record_dq
 from pipelines.quality import (
     QualityGateError,
@@ -77,7 +77,6 @@ from pipelines.store.pruning import AtLeast, In
 WATERMARKS = "source_versions"
 EVENT_TIME_WATERMARK = "event_time_watermarks"  # {source: epoch us of its newest event_time}
 EVENT_TIME = "event_time"
-REVISION = "revision"  # the spec's `revision` a commit was built under
 # Delta statistics may hold timestamps to the millisecond only (delta-rs' own rewrites and
 # delta-spark truncate them), so a new row within a millisecond after the watermark counts as
 # late: rebuilt, never misordered.

@@ -10,7 +10,7 @@ rows, which ordinary appends never make.
 
 from __future__ import annotations
 
-REVISION = "revision"  # the spec's `revision` a silver commit was typed under
+REVISION = "revision"  # the spec's `revision` a silver or gold commit was made under
 RETYPED = "retyped"  # a silver commit that replaced the table by its whole source typed again
 
 
