@@ -9,7 +9,7 @@ a run that dies after quarantining and before the silver commit does not
 quarantine twice when it is re-run.
 
 A table typed under another `revision` than its spec's (or whose silver source was typed
-again since, `retyping`) is typed again from its whole source and replaced in one commit
+again since, `replacement`) is typed again from its whole source and replaced in one commit
 instead: the next ordinary run corrects what an older release typed.
 """
 
@@ -29,7 +29,7 @@ from pyspark.sql.types import StructField, StructType
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_layout import dates_bounds, with_layout_columns
 from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
-from pipelines.executors.retyping import RETYPED, REVISION, retyped_since
+from pipelines.executors.replacement import REPLACED, REVISION, replaced_since
 from pipelines.ops.bookkeeping import record_dq
 from pipelines.quality import (
     FAILED_DROP,
@@ -386,7 +386,7 @@ def _measure(
 def _versions(spec: SilverTableSpec, warehouse: WarehouseView) -> tuple[int | None, int | None, bool]:
     """(the source version the table reflects, the source's version now, whether the table is to
     be typed again from its whole source); None when unknown. Typed again: the table was typed
-    under another revision than its spec's, or its source was typed again since (`retyping`)."""
+    under another revision than its spec's, or its source was typed again since (`replacement`)."""
     store = warehouse.store
     source_version = store.version(spec.source)
     if not store.exists(spec.table):
@@ -396,7 +396,7 @@ def _versions(spec: SilverTableSpec, warehouse: WarehouseView) -> tuple[int | No
     if source_version is None or watermark is None:
         return watermark, source_version, False
     revised = bool(spec.revision) and recorded.get(REVISION) != spec.revision
-    return watermark, source_version, revised or retyped_since(store, spec.source, watermark)
+    return watermark, source_version, revised or replaced_since(store, spec.source, watermark)
 
 
 def _up_to_date(spec: SilverTableSpec, store, watermark: int | None, source_version: int) -> bool:
@@ -479,12 +479,12 @@ def _suite(spec: SilverTableSpec, ctx: RunContext) -> Suite | None:
 
 def _watermark_commit(spec: SilverTableSpec, ctx: RunContext, source_version: int, replace: bool) -> dict:
     """What a commit records: the source version typed, the spec's revision, whether it replaced
-    the table by the whole source typed again (which the table's readers follow, `retyping`)."""
+    the table by the whole source typed again (which the table's readers follow, `replacement`)."""
     commit = {WATERMARK: source_version, "source": spec.source, "run_id": ctx.run_id}
     if spec.revision:
         commit[REVISION] = spec.revision
     if replace:
-        commit[RETYPED] = True
+        commit[REPLACED] = True
     return commit
 
 

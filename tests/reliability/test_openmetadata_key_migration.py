@@ -143,7 +143,7 @@ def test_a_warehouse_keyed_by_id_is_keyed_by_name_after_one_run(config, spark, t
     retyped = _run(old_settings, spark).results  # the next ordinary run, nothing new landed
 
     assert _names(old) == BY_NAME
-    typed = retyped["silver.openmetadata_change_events"]  # the run reconciles: every bronze row typed again
+    typed = retyped["silver_openmetadata_change_events"]  # the run reconciles: every bronze row typed again
     assert (
         typed.source_rows
         == typed.rows_in
@@ -155,7 +155,7 @@ def test_a_warehouse_keyed_by_id_is_keyed_by_name_after_one_run(config, spark, t
     assert {r.entity_key for r in old.read("silver.openmetadata_field_changes").collect()} == {KEY}
     idle = _run(old_settings, spark).results  # corrected once: the run after it types nothing again
     assert {
-        idle[t].status for t in ("silver.openmetadata_change_events", "silver.openmetadata_field_changes")
+        idle[t].status for t in ("silver_openmetadata_change_events", "silver_openmetadata_field_changes")
     } == {"SKIPPED"}
 
     new_settings = settings("new")

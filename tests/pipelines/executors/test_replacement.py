@@ -1,6 +1,6 @@
 """A silver table typed under another revision of its spec is typed again from its whole source
 by the next ordinary run, and what reads it follows: a silver table typed from it is typed again,
-a gold table reading it is built again in full. On real Delta tables, both engines, both of the
+a gold table reading it is built again in full, and so is a gold table reading that one. On real Delta tables, both engines, both of the
 silver executor's paths (a small batch collected, a large one in Spark)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pipelines.core.context import RunContext
 from pipelines.core.table_specs import ERRORS_COLUMN, GoldTableSpec, SilverTableSpec
 from pipelines.executors import gold as gold_executor
 from pipelines.executors import silver as silver_executor
-from pipelines.executors.retyping import RETYPED, REVISION
+from pipelines.executors.replacement import REPLACED, REVISION
 from tests.support.engines import engine_store
 
 SOURCE = "bronze.toy_events"
@@ -70,6 +70,16 @@ GOLD_KEYS = GoldTableSpec(
     row_key=("group_key",),
 )
 
+# a gold table reading a gold table: the group prefix of each key (`id`, `name`)
+PREFIXES = GoldTableSpec(
+    table="gold.toy_prefixes",
+    sources=(GOLD,),
+    relevant=lambda _source, rows: rows.withColumn(GROUP, F.substring_index("group_key", ":", 1)),
+    build=lambda sources: sources[GOLD].groupBy(F.col(GROUP).alias("prefix")).agg(F.sum("n").alias("n")),
+    group_key="prefix",
+    row_key=("prefix",),
+)
+
 
 @pytest.fixture(params=["collected", "in Spark"])
 def both_paths(request, monkeypatch):
@@ -117,7 +127,7 @@ def test_a_table_typed_under_another_revision_is_typed_again_once(
     assert (result.source_rows, result.rows_out, result.rows_quarantined) == (4, 3, 1)
     assert store.read("silver.quarantine").count() == quarantined  # its bad rows are not quarantined twice
     last = store.history(TABLE, limit=1)[0]["metadata"]
-    assert (last[REVISION], last[RETYPED], last[silver_executor.WATERMARK]) == (
+    assert (last[REVISION], last[REPLACED], last[silver_executor.WATERMARK]) == (
         "names-1",
         True,
         store.version(SOURCE),
@@ -126,29 +136,31 @@ def test_a_table_typed_under_another_revision_is_typed_again_once(
     _land(spark, store, "d")
     (appended,) = _run(spark, store, config, NEW)
     assert (appended.source_rows, appended.rows_out) == (1, 1)
-    assert RETYPED not in store.history(TABLE, limit=1)[0]["metadata"]
+    assert REPLACED not in store.history(TABLE, limit=1)[0]["metadata"]
     assert _keys(store, TABLE) == ["name:a", "name:b", "name:c", "name:d"]
 
 
 def test_what_reads_a_retyped_table_follows_it(spark, engine_warehouse, config, both_paths):
     store = engine_warehouse
     _land(spark, store, "a", "b")
-    _run(spark, store, config, OLD, KEYS, GOLD_KEYS)
+    _run(spark, store, config, OLD, KEYS, GOLD_KEYS, PREFIXES)
     _land(spark, store, "c")
-    _run(spark, store, config, OLD, KEYS, GOLD_KEYS)
+    _run(spark, store, config, OLD, KEYS, GOLD_KEYS, PREFIXES)
     assert sorted(r.group_key for r in store.read(GOLD).collect()) == ["id:a", "id:b", "id:c"]
+    assert [(r.prefix, r.n) for r in store.read("gold.toy_prefixes").collect()] == [("id", 3)]
 
-    _silver, derived, built = _run(spark, store, config, NEW, KEYS, GOLD_KEYS)
+    _silver, derived, built, prefixes = _run(spark, store, config, NEW, KEYS, GOLD_KEYS, PREFIXES)
 
     assert _keys(store, DERIVED) == ["name:a", "name:b", "name:c"]  # not the old rows kept by their ids
-    assert derived.rows_out == 3 and store.history(DERIVED, limit=1)[0]["metadata"][RETYPED]
-    assert built.message == "full build"
+    assert derived.rows_out == 3 and store.history(DERIVED, limit=1)[0]["metadata"][REPLACED]
+    assert built.message == prefixes.message == "full build"  # a gold table reading it follows too
+    assert [(r.prefix, r.n) for r in store.read("gold.toy_prefixes").collect()] == [("name", 3)]
     assert sorted((r.group_key, r.n) for r in store.read(GOLD).collect()) == [
         ("name:a", 1),
         ("name:b", 1),
         ("name:c", 1),
     ]
-    assert [r.status for r in _run(spark, store, config, NEW, KEYS, GOLD_KEYS)] == ["SKIPPED"] * 3
+    assert [r.status for r in _run(spark, store, config, NEW, KEYS, GOLD_KEYS, PREFIXES)] == ["SKIPPED"] * 4
 
 
 def test_a_table_without_a_revision_is_never_typed_again(spark, engine_warehouse, config):
@@ -158,4 +170,4 @@ def test_a_table_without_a_revision_is_never_typed_again(spark, engine_warehouse
     _land(spark, store, "b")
     (result,) = _run(spark, store, config, OLD)
     assert (result.source_rows, result.rows_out) == (1, 1)
-    assert RETYPED not in store.history(TABLE, limit=1)[0]["metadata"]
+    assert REPLACED not in store.history(TABLE, limit=1)[0]["metadata"]
