@@ -124,12 +124,10 @@ BY_NAME = {
 def test_a_warehouse_keyed_by_id_is_keyed_by_name_after_one_run(config, spark, tmp_path, engine):
     skip_without_delta_spark(engine)
 
+    landing = _land(tmp_path)  # one landing for both warehouses: their records' lineage is the same
+
     def settings(name: str):
-        root = tmp_path / name
-        root.mkdir()
-        return with_engine(
-            config.with_overrides(landing=_land(root), warehouse=str(root / "warehouse")), engine
-        )
+        return with_engine(config.with_overrides(landing=landing, warehouse=str(tmp_path / name)), engine)
 
     old_settings = settings("old")
     with pytest.MonkeyPatch.context() as patch:
