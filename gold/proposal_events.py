@@ -2,7 +2,8 @@
 
 Steps: CREATED (the first creation event), every status change as its new
 status (ACCEPTED / REJECTED for a completing event with a result, else the
-reported status, e.g. PENDING), and APPLIED when `gold.proposals` infers the
+reported status, e.g. PENDING), STEP_COMPLETED for a workflow form request's
+accepted step (a MODIFY naming the step), and APPLIED when `gold.proposals` infers the
 proposal was applied (no status event decided it). Each row keeps the group of
 the silver row it comes from (APPLIED: the proposal's), so the table can be
 recomputed per group like `gold.proposals`, whose sources and rules it shares.
@@ -36,6 +37,7 @@ from pipelines.core.table_specs import GoldTableSpec, RebuildGroups
 from silver.common import deterministic_id
 
 CREATED = "CREATED"
+STEP_OPERATION, STEP_COMPLETED = "MODIFY", "STEP_COMPLETED"  # a workflow form request's step accepted
 SCHEMA = (
     "proposal_event_id string, proposal_urn string, resource_urn string, event string, status_rule string, "
     "event_time timestamp, actor string, source_event_id string, group_urn string"
@@ -59,6 +61,7 @@ def build_events(action_requests: DataFrame, changes: DataFrame | None) -> DataF
         "proposal_urn",
         "resource_urn",
         F.when(is_decision(), F.col("action_request_result"))
+        .when(F.col("operation") == STEP_OPERATION, F.lit(STEP_COMPLETED))
         .otherwise(F.coalesce("action_request_status", "operation"))
         .alias("event"),
         F.lit(STATUS_EVENT).alias("status_rule"),

@@ -13,7 +13,10 @@ Status rules, in order:
    the glossary term `urn:li:glossaryTerm:<glossaryEntityName>` (a term created
    under a generated id cannot be matched to its proposal and stays PENDING).
 3. PENDING otherwise (status_rule null).
-Only proposals whose creation event is known get a row.
+Only proposals whose creation event is known get a row. A DataHub Cloud workflow form request
+(access request) is one too: its completion carries its `result`; its resource is taken from
+whichever of its events names one (older servers name it on none), and what it proposes is the
+workflow, the form's answers (`fields`) and the access's expiry.
 
 The review requests of the other catalogs (OpenMetadata tasks, DataWorks permission requests:
 `gold.review_requests`) get rows too, each in a group of its own; `source` says whose.
@@ -198,18 +201,35 @@ def proposed_values() -> Column:
             "structuredProperties": F.when(
                 F.size("structuredProperties") > 0, F.to_json("structuredProperties")
             ),
+            "workflowUrn": F.col("workflowUrn"),
+            "fields": F.when(F.size("fields") > 0, F.to_json("fields")),
+            "expiresAtMs": F.col("expiresAtMs"),
         }
     )
 
 
+def _named_resources(action_requests: DataFrame) -> DataFrame:
+    """Each proposal's resource as its earliest event naming one gives it (a workflow form
+    request's creation may not: its completion does, on newer servers)."""
+    named = action_requests.filter(F.col("resource_urn").isNotNull())
+    return _first(named, "proposal_urn", F.col("event_time"), F.col("event_id")).select(
+        "proposal_urn",
+        F.col("resource_urn").alias("_named_urn"),
+        F.col("resource_type").alias("_named_type"),
+    )
+
+
 def creations(action_requests: DataFrame) -> DataFrame:
-    """The first creation event of each proposal."""
+    """The first creation event of each proposal, its resource named by any of its events."""
     created = action_requests.filter(F.col("operation").isin(*CREATE_OPERATIONS))
-    return _first(created, "proposal_urn", F.col("event_time"), F.col("event_id")).select(
+    first = _first(created, "proposal_urn", F.col("event_time"), F.col("event_id"))
+    return first.join(_named_resources(action_requests), "proposal_urn", "left").select(
         "proposal_urn",
         "action_request_type",
-        "resource_urn",
-        "resource_type",
+        F.coalesce("resource_urn", "_named_urn").alias("resource_urn"),
+        F.when(F.col("resource_urn").isNull(), F.col("_named_type"))
+        .otherwise(F.col("resource_type"))
+        .alias("resource_type"),
         "sub_resource_type",
         "sub_resource",
         F.col("actor").alias("created_by"),

@@ -68,4 +68,7 @@ SPEC = SilverTableSpec(
     source="bronze.datahub_entity_change_events",
     transform=transform,
     reconciles="datahub_ece",
+    # the catalog's proposal types: a table typed before workflow form requests were typed
+    # (their keys in `parameters_extra`) is typed again once
+    revision="workflow-form-requests-1",
 )

@@ -56,6 +56,11 @@ class SilverTableSpec:
     so a batch's key probe reads the months its events fall in. `fallback_time`: a condition
     true for rows whose `event_time` is not the record's own (a landing time): a duplicate of
     such a row may carry another time, so a batch holding one probes every key.
+    `revision` names what the transform's rows are (their columns, how keys are made): a table
+    last typed under another revision is typed again from its whole source and replaced, once,
+    so the next ordinary run corrects a warehouse typed by an older release. Its commit says so
+    (`retyped`), and what reads the table follows: a silver table typed from it is typed again
+    too, a gold table reading it is built again in full.
     """
 
     table: str
@@ -68,6 +73,7 @@ class SilverTableSpec:
     source_unique: bool = False
     checks: tuple[Callable[[object], list], ...] = ()  # extra outcomes from the store after a run
     fallback_time: Callable[[], Column] | None = None  # true where event_time is not the record's own
+    revision: str = ""
 
 
 @dataclass(frozen=True)

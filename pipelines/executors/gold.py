@@ -3,9 +3,10 @@
 The versions of every source already reflected are kept in the gold commit's
 metadata (`source_versions`). Each run takes one path (`GoldPath`, chosen by `plan` from
 Delta metadata alone, each path one function in `PATHS`). First run (or a source never
-seen): full build and overwrite. Later runs: the touched groups' complete history is read
-back from the sources, rebuilt, and the table's rows of those groups are
-replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
+seen, or a source replaced whole since: a silver table typed again by a new revision of its
+spec, a gold table built again in full, `replacement`): full build and overwrite. Later runs:
+the touched groups' complete history is read back from the sources, rebuilt, and the table's
+rows of those groups are replaced by the rebuilt ones (`TableStore.replace_groups`), so the table always
 equals a full rebuild (`RebuildGroups`; every table falls back to it when its own strategy
 cannot apply, `HISTORY_FALLBACK`). An `Append` table's groups never recur, so its new
 rows are built alone and appended. An `Accumulate` table (counts) adds the new
@@ -52,6 +53,7 @@ from gold import GROUP
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_layout import since_bounds
 from pipelines.core.table_specs import Accumulate, Append, Extend, GoldTableSpec, RebuildGroups
+from pipelines.executors.replacement import REPLACED, REVISION, replaced_since
 from pipelines.ops.bookkeeping import record_dq
 from pipelines.quality import (
     QualityGateError,
@@ -75,7 +77,6 @@ from pipelines.store.pruning import AtLeast, In
 WATERMARKS = "source_versions"
 EVENT_TIME_WATERMARK = "event_time_watermarks"  # {source: epoch us of its newest event_time}
 EVENT_TIME = "event_time"
-REVISION = "revision"  # the spec's `revision` a commit was built under
 # Delta statistics may hold timestamps to the millisecond only (delta-rs' own rewrites and
 # delta-spark truncate them), so a new row within a millisecond after the watermark counts as
 # late: rebuilt, never misordered.
@@ -198,10 +199,14 @@ def _replace(job: GoldJob, rows: Rows, groups: DataFrame, values, count=None) ->
 
 
 def _full_build(job: GoldJob) -> TaskResult:
-    """Build the whole table in one pass, checked then written; rows counted from the commit's statistics."""
+    """Build the whole table in one pass, checked then written; rows counted from the commit's
+    statistics. Overwriting a table that existed replaces it whole (`replacement`): the gold
+    tables reading it then build again in full too."""
     spec, ctx = job.spec, job.ctx
     inputs = {s: spec.relevant(s, ctx.store.read(s, v)) for s, v in job.present.items()}
     metadata = _commit_metadata(spec, ctx, job.present, "full")
+    if ctx.store.exists(spec.table):
+        metadata[REPLACED] = True
     with job.small_input():
         _gated(
             job,
@@ -324,6 +329,9 @@ def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int],
     changed = {s: v for s, v in present.items() if v > seen[s] and store.rows_changed_since(s, seen[s])}
     if not changed:  # no commit since the last build, or none that changed a row
         return Plan(GoldPath.UP_TO_DATE, 0, 0)
+    if any(replaced_since(store, s, seen[s]) for s in changed):  # keys it held may be gone (`replacement`)
+        everything = sum(store.count_added_since(s, None) for s in present)
+        return Plan(GoldPath.FULL, everything, everything)
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     # absent: recorded by an older release, so unknown; a None value: that source held no event
     newest_seen = recorded.get(EVENT_TIME_WATERMARK) or {}

@@ -7,6 +7,10 @@ The quarantine only takes appends (tasks running side by side, in other processe
 too, append to it without conflicting), of rows whose key it does not hold yet:
 a run that dies after quarantining and before the silver commit does not
 quarantine twice when it is re-run.
+
+A table typed under another `revision` than its spec's (or whose silver source was typed
+again since, `replacement`) is typed again from its whole source and replaced in one commit
+instead: the next ordinary run corrects what an older release typed.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from pyspark.sql.types import StructField, StructType
 from pipelines.core.context import RunContext, TaskResult, WarehouseView
 from pipelines.core.table_layout import dates_bounds, with_layout_columns
 from pipelines.core.table_specs import ERRORS_COLUMN, SilverTableSpec
+from pipelines.executors.replacement import REPLACED, REVISION, replaced_since
 from pipelines.ops.bookkeeping import record_dq
 from pipelines.quality import (
     FAILED_DROP,
@@ -95,17 +100,20 @@ INLINE_HELD = 5_000  # quarantine keys already held, up to this many, filter as 
 QUARANTINE_LOOKBACK = dt.timedelta(hours=1)  # clocks of the run and of the commit may differ
 
 
-def _quarantine(rows: DataFrame, table: str, store, count: int) -> None:
+def _quarantine(rows: DataFrame, table: str, store, count: int, replace: bool = False) -> None:
     """Append the quarantine rows the table does not hold yet (by `quarantine_id`), idempotent
     when a run that died after it is repeated. Such rows were quarantined by a run that started
     after `table`'s last commit, so only the quarantine rows of `table` since then (less a
     margin for clocks) are looked up, in a job of their own: the append itself reads nothing
     of the table, a blind append, which the appends of tasks running beside it (other
-    processes too) never conflict with."""
+    processes too) never conflict with. A table typed again (`replace`) quarantines its source's
+    bad rows again: those of every earlier run are looked up."""
     if store.exists(QUARANTINE):
         key = "quarantine_id"
         held_rows = rows.select(key).join(
-            store.read(QUARANTINE, where=_quarantined_since(table, store)).select(key), key, "left_semi"
+            store.read(QUARANTINE, where=_quarantined_since(table, store, replace)).select(key),
+            key,
+            "left_semi",
         )
         held = [row[0] for row in held_rows.collect()]
         if held and len(held) <= INLINE_HELD:
@@ -118,10 +126,11 @@ def _quarantine(rows: DataFrame, table: str, store, count: int) -> None:
         store.append(rows, QUARANTINE, rows=count)
 
 
-def _quarantined_since(table: str, store) -> list:
-    """The quarantine rows an attempt since `table`'s last commit may have written."""
+def _quarantined_since(table: str, store, replace: bool = False) -> list:
+    """The quarantine rows an attempt since `table`'s last commit may have written (when the
+    table is typed again, `replace`: every quarantine row of `table`)."""
     bounds = [In("source_table", [table])]
-    last = store.history(table, limit=1) if store.exists(table) else []
+    last = store.history(table, limit=1) if store.exists(table) and not replace else []
     if last:
         committed = dt.datetime.fromtimestamp(last[0]["timestamp"] / 1000, dt.timezone.utc)
         bounds.append(AtLeast("quarantined_at", committed - QUARANTINE_LOOKBACK))
@@ -213,12 +222,15 @@ def _dedup(
     return Dedup(ranked, kept, losers, present, counts["winners"], counts["losers"], counts["ties"])
 
 
-def _existing_keys(spec: SilverTableSpec, store, dates: list, fallback: bool) -> DataFrame | None:
+def _existing_keys(
+    spec: SilverTableSpec, store, dates: list, fallback: bool, replace: bool = False
+) -> DataFrame | None:
     """The table's keys a batch of the given event dates may repeat: a duplicate is the same
     record again, with the same event time, so only the rows of those dates (their months'
     files, where the table is partitioned by month) are probed. A batch with a row whose time is
-    a fallback (not the record's own), or without a date, probes every key."""
-    if not store.exists(spec.table):
+    a fallback (not the record's own), or without a date, probes every key. A table being
+    replaced (`replace`) holds no key the batch must skip."""
+    if replace or not store.exists(spec.table):
         return None
     columns = store.columns(spec.table)
     if fallback or None in dates or EVENT_DATE not in columns:
@@ -277,32 +289,46 @@ def _deduplicate_and_append(
     unique_columns: list[str],
     suite: Suite | None,
     commit: dict,
+    replace: bool,
 ) -> tuple[int, list[Outcome]]:
-    """Append the accepted rows whose key is new (first landed wins); returns (rows written, uniqueness)."""
+    """Append the accepted rows whose key is new (first landed wins), or replace the table by
+    them (`replace`); returns (rows written, uniqueness)."""
     store = ctx.store
     dedup = _dedup(
         narrow.where(~F.col("_bad")),
         spec.dedup_key,
         unique_columns,
-        lambda dates, fallback: _existing_keys(spec, store, dates, fallback),
+        lambda dates, fallback: _existing_keys(spec, store, dates, fallback, replace),
     )
     try:
         rows_out, uniqueness = measure_uniqueness(dedup.kept, suite)
         accepted = checked.where(~F.col("_bad"))
-        store.append(
+        _write(
+            spec,
+            store,
             _typed(dedup.apply(accepted, spec.dedup_key, rows_out), suite),
-            spec.table,
-            partition_by=list(spec.partition_by),
-            metadata=commit,
-            rows=rows_out,
+            commit,
+            rows_out,
+            replace,
         )
         return rows_out, uniqueness
     finally:
         dedup.unpersist()
 
 
-def _keys_are_new(spec: SilverTableSpec, ctx: RunContext, watermark: int | None) -> bool:
-    """A `source_unique` table's batch repeats no key it holds while its source only gained rows."""
+def _write(spec: SilverTableSpec, store, rows, commit: dict, count: int, replace: bool) -> None:
+    """Append `rows` (a frame or collected rows), or replace the table by them (`replace`)."""
+    if replace:
+        store.overwrite(rows, spec.table, partition_by=list(spec.partition_by), metadata=commit, rows=count)
+    else:
+        store.append(rows, spec.table, partition_by=list(spec.partition_by), metadata=commit, rows=count)
+
+
+def _keys_are_new(spec: SilverTableSpec, ctx: RunContext, watermark: int | None, replace: bool) -> bool:
+    """A `source_unique` table's batch repeats no key it holds while its source only gained rows;
+    a table being replaced (`replace`) holds none to repeat."""
+    if replace:
+        return True
     if not spec.source_unique:
         return False
     if watermark is None:
@@ -317,16 +343,11 @@ def _append_as_is(
     suite: Suite | None,
     batch: BatchMeasure,
     commit: dict,
+    replace: bool,
 ) -> tuple[int, list[Outcome]]:
-    """Append the accepted rows as they are: their keys are new to the table and distinct
-    (`WritePath.APPEND_AS_IS`). Returns (rows written, uniqueness)."""
-    ctx.store.append(
-        _typed(checked.where(~F.col("_bad")), suite),
-        spec.table,
-        partition_by=list(spec.partition_by),
-        metadata=commit,
-        rows=batch.accepted,
-    )
+    """Append the accepted rows as they are (or replace the table by them, `replace`): their keys
+    are new to the table and distinct (`WritePath.APPEND_AS_IS`). Returns (rows written, uniqueness)."""
+    _write(spec, ctx.store, _typed(checked.where(~F.col("_bad")), suite), commit, batch.accepted, replace)
     return batch.accepted, batch.accepted_uniqueness or []
 
 
@@ -349,20 +370,33 @@ def write_path(batch: BatchMeasure) -> WritePath:
 
 
 def _measure(
-    spec: SilverTableSpec, ctx: RunContext, narrow: DataFrame, suite: Suite | None, watermark: int | None
+    spec: SilverTableSpec,
+    ctx: RunContext,
+    narrow: DataFrame,
+    suite: Suite | None,
+    watermark: int | None,
+    replace: bool,
 ) -> BatchMeasure:
     """The batch's counts and rule outcomes, with its accepted keys' uniqueness when they
     cannot be in the table yet (one Spark job either way)."""
-    distinct_of = spec.dedup_key if _keys_are_new(spec, ctx, watermark) else None
+    distinct_of = spec.dedup_key if _keys_are_new(spec, ctx, watermark, replace) else None
     return measure_batch(narrow, suite, "_bad", distinct_of)
 
 
-def _versions(spec: SilverTableSpec, warehouse: WarehouseView) -> tuple[int | None, int | None]:
-    """(the source version the table reflects, the source's version now); None when unknown."""
+def _versions(spec: SilverTableSpec, warehouse: WarehouseView) -> tuple[int | None, int | None, bool]:
+    """(the source version the table reflects, the source's version now, whether the table is to
+    be typed again from its whole source); None when unknown. Typed again: the table was typed
+    under another revision than its spec's, or its source was typed again since (`replacement`)."""
     store = warehouse.store
     source_version = store.version(spec.source)
-    watermark = store.last_metadata(spec.table, WATERMARK) if store.exists(spec.table) else None
-    return watermark, source_version
+    if not store.exists(spec.table):
+        return None, source_version, False
+    recorded = store.last_commit_metadata(spec.table, WATERMARK)
+    watermark = recorded.get(WATERMARK)
+    if source_version is None or watermark is None:
+        return watermark, source_version, False
+    revised = bool(spec.revision) and recorded.get(REVISION) != spec.revision
+    return watermark, source_version, revised or replaced_since(store, spec.source, watermark)
 
 
 def _up_to_date(spec: SilverTableSpec, store, watermark: int | None, source_version: int) -> bool:
@@ -376,7 +410,9 @@ def _up_to_date(spec: SilverTableSpec, store, watermark: int | None, source_vers
 def pending_rows(spec: SilverTableSpec, warehouse: WarehouseView) -> int:
     """Source rows this task has yet to type (Delta statistics, no Spark job): what the runner
     weighs a task by (`pipelines.orchestration.runner`)."""
-    watermark, source_version = _versions(spec, warehouse)
+    watermark, source_version, replace = _versions(spec, warehouse)
+    if replace:
+        return warehouse.store.count_added_since(spec.source, None)
     if source_version is None or _up_to_date(spec, warehouse.store, watermark, source_version):
         return 0
     return warehouse.store.count_added_since(spec.source, watermark)
@@ -384,10 +420,12 @@ def pending_rows(spec: SilverTableSpec, warehouse: WarehouseView) -> int:
 
 def run(spec: SilverTableSpec, ctx: RunContext) -> TaskResult:
     store = ctx.store
-    watermark, source_version = _versions(spec, ctx.warehouse)
+    watermark, source_version, replace = _versions(spec, ctx.warehouse)
     if source_version is None:
         return TaskResult(status="SKIPPED", message=f"{spec.source} does not exist yet")
-    if _up_to_date(spec, store, watermark, source_version):
+    if replace:
+        watermark = None  # the whole source, typed again
+    elif _up_to_date(spec, store, watermark, source_version):
         return TaskResult(status="SKIPPED", message="up to date")
     source_rows = store.count_added_since(spec.source, watermark)
     limit = ctx.config.profile.get("small_input_rows")
@@ -395,13 +433,17 @@ def run(spec: SilverTableSpec, ctx: RunContext) -> TaskResult:
         with small_input_mode(ctx.spark, source_rows, limit):
             values = _new_values(spec, ctx, watermark, source_version, source_rows)
         if not any(spec.selects.accepts(v) for v in values):
-            return _record_empty_batch(spec, ctx, watermark, source_version, source_rows)
+            return _record_empty_batch(spec, ctx, watermark, source_version, source_rows, replace)
     # filters_stay_put: else the write's `_bad` filter would re-type every row (see its docstring).
     with small_input_mode(ctx.spark, source_rows, limit):
         if source_rows <= COLLECTED_ROWS:
-            return _process_collected(spec, ctx, watermark, source_version, source_rows)
-        with filters_stay_put(ctx.spark):
-            return _process(spec, ctx, watermark, source_version, source_rows)
+            result = _process_collected(spec, ctx, watermark, source_version, source_rows, replace)
+        else:
+            with filters_stay_put(ctx.spark):
+                result = _process(spec, ctx, watermark, source_version, source_rows, replace)
+    if replace:
+        result.message = "typed again from the whole source"
+    return result
 
 
 def _new_values(
@@ -435,12 +477,24 @@ def _suite(spec: SilverTableSpec, ctx: RunContext) -> Suite | None:
     return load_suite(spec.table, suites_dir(ctx.config.section("quality")["suites_dir"]))
 
 
-def _watermark_commit(spec: SilverTableSpec, ctx: RunContext, source_version: int) -> dict:
-    return {WATERMARK: source_version, "source": spec.source, "run_id": ctx.run_id}
+def _watermark_commit(spec: SilverTableSpec, ctx: RunContext, source_version: int, replace: bool) -> dict:
+    """What a commit records: the source version typed, the spec's revision, whether it replaced
+    the table by the whole source typed again (which the table's readers follow, `replacement`)."""
+    commit = {WATERMARK: source_version, "source": spec.source, "run_id": ctx.run_id}
+    if spec.revision:
+        commit[REVISION] = spec.revision
+    if replace:
+        commit[REPLACED] = True
+    return commit
 
 
 def _record_empty_batch(
-    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+    spec: SilverTableSpec,
+    ctx: RunContext,
+    watermark: int | None,
+    source_version: int,
+    source_rows: int,
+    replace: bool,
 ) -> TaskResult:
     """What typing a batch without a row of this table records (the watermark commit, DQ rows of
     zero elements), without typing it: for a family with no new events this is most of its run.
@@ -453,20 +507,25 @@ def _record_empty_batch(
             spec, store, store.read_added_since(spec.source, watermark, source_version)
         ).drop(*HELPER_COLUMNS)
     suite = _suite(spec, ctx)
-    store.commit_no_rows(
-        columns,
-        spec.table,
-        partition_by=list(spec.partition_by),
-        metadata=_watermark_commit(spec, ctx, source_version),
-    )
+    commit = _watermark_commit(spec, ctx, source_version, replace)
+    if replace:  # the whole source holds no row of this table
+        _write(spec, store, columns.limit(0), commit, 0, replace)
+    else:
+        store.commit_no_rows(columns, spec.table, partition_by=list(spec.partition_by), metadata=commit)
     record_dq(ctx, spec.table, no_rows_outcomes(suite))
     return TaskResult(source_rows=source_rows, message="no rows for this table")
 
 
 def _process(
-    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+    spec: SilverTableSpec,
+    ctx: RunContext,
+    watermark: int | None,
+    source_version: int,
+    source_rows: int,
+    replace: bool,
 ) -> TaskResult:
-    """Type, check, quarantine, deduplicate and append the source rows added after `watermark`."""
+    """Type, check, quarantine, deduplicate and append the source rows added after `watermark`
+    (every source row, replacing the table, when `replace`)."""
     store = ctx.store
     new_rows = store.read_added_since(spec.source, watermark, source_version)
     suite = _suite(spec, ctx)
@@ -474,7 +533,7 @@ def _process(
     try:
         unique_columns = [e.column for e in suite.expectations if not e.row_level] if suite else []
         narrow = _narrow(checked, spec, suite, unique_columns)
-        batch = _measure(spec, ctx, narrow, suite, watermark)
+        batch = _measure(spec, ctx, narrow, suite, watermark, replace)
         rows_in, outcomes, quarantined = batch.rows, batch.outcomes, batch.rejected
         fatal = breaches(outcomes)
         if fatal and ctx.config.section("quality")["fail_on_breach"]:
@@ -482,21 +541,24 @@ def _process(
             raise QualityGateError(gate_message(spec.table, fatal[0]))
         rejected = narrow.where(F.col("_bad"))
         if quarantined:
-            _quarantine(quarantine_rows(rejected, spec.table, ctx), spec.table, store, quarantined)
+            _quarantine(quarantine_rows(rejected, spec.table, ctx), spec.table, store, quarantined, replace)
         faults.checkpoint("silver_after_quarantine", spec.table)
 
-        commit = _watermark_commit(spec, ctx, source_version)
+        commit = _watermark_commit(spec, ctx, source_version, replace)
         path = write_path(batch)
         if path is WritePath.NO_ROWS:
             rows_out, uniqueness = 0, no_rows_uniqueness(suite)
-            store.commit_no_rows(
-                _typed(checked, suite), spec.table, partition_by=list(spec.partition_by), metadata=commit
-            )
+            if replace:
+                _write(spec, store, _typed(checked, suite).limit(0), commit, 0, replace)
+            else:
+                store.commit_no_rows(
+                    _typed(checked, suite), spec.table, partition_by=list(spec.partition_by), metadata=commit
+                )
         elif path is WritePath.APPEND_AS_IS:
-            rows_out, uniqueness = _append_as_is(spec, ctx, checked, suite, batch, commit)
+            rows_out, uniqueness = _append_as_is(spec, ctx, checked, suite, batch, commit, replace)
         else:
             rows_out, uniqueness = _deduplicate_and_append(
-                spec, ctx, checked, narrow, unique_columns, suite, commit
+                spec, ctx, checked, narrow, unique_columns, suite, commit, replace
             )
         record_dq(ctx, spec.table, outcomes + uniqueness + [o for check in spec.checks for o in check(store)])
     finally:
@@ -518,7 +580,12 @@ QUARANTINED = "_quarantine_"  # prefix of a bad row's silver.quarantine columns
 
 
 def _process_collected(
-    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, source_version: int, source_rows: int
+    spec: SilverTableSpec,
+    ctx: RunContext,
+    watermark: int | None,
+    source_version: int,
+    source_rows: int,
+    replace: bool,
 ) -> TaskResult:
     """`_process` for a small batch. One Spark job computes its typed rows with every rule's
     result, each bad row's quarantine row and each good row's rank among the good rows of its key
@@ -553,18 +620,16 @@ def _process_collected(
         record_dq(ctx, spec.table, outcomes)
         raise QualityGateError(gate_message(spec.table, fatal[0]))
     if quarantined:
-        _quarantine_collected(_quarantine_part(collected.filter(bad), planned), spec.table, store)
+        _quarantine_collected(_quarantine_part(collected.filter(bad), planned), spec.table, store, replace)
     faults.checkpoint("silver_after_quarantine", spec.table)
 
     good = collected.filter(pc.invert(bad))
-    written = _new_to_table(spec, ctx, watermark, good.filter(pc.equal(good.column(RANK), 1)))
+    written = _new_to_table(spec, ctx, watermark, good.filter(pc.equal(good.column(RANK), 1)), replace)
     columns = [c for c in typed.columns if c not in HELPER_COLUMNS]
     rows = CollectedRows(written.select(columns), StructType([typed.schema[c] for c in columns]))
-    commit = _watermark_commit(spec, ctx, source_version)
-    if rows.num_rows:
-        store.append(
-            rows, spec.table, partition_by=list(spec.partition_by), metadata=commit, rows=rows.num_rows
-        )
+    commit = _watermark_commit(spec, ctx, source_version, replace)
+    if rows.num_rows or replace:
+        _write(spec, store, rows, commit, rows.num_rows, replace)
     else:
         store.commit_no_rows(rows, spec.table, partition_by=list(spec.partition_by), metadata=commit)
     checked_after = [o for check in spec.checks for o in check(store)]
@@ -586,7 +651,7 @@ def _quarantine_part(bad: pa.Table, planned: DataFrame) -> CollectedRows:
     return CollectedRows(bad.select(names).rename_columns(schema.names), schema)
 
 
-def _quarantine_collected(rows: CollectedRows, table: str, store) -> None:
+def _quarantine_collected(rows: CollectedRows, table: str, store, replace: bool) -> None:
     """Append the collected quarantine rows the quarantine does not hold yet (by
     `quarantine_id`), as `_quarantine` does for a frame: an attempt that died after its
     quarantine's commit left them there."""
@@ -594,7 +659,7 @@ def _quarantine_collected(rows: CollectedRows, table: str, store) -> None:
     if store.exists(QUARANTINE):
         ids = rows.table.column(key).to_pylist()
         held = store.read_rows(
-            QUARANTINE, [key], selections=[[*_quarantined_since(table, store), In(key, ids)]]
+            QUARANTINE, [key], selections=[[*_quarantined_since(table, store, replace), In(key, ids)]]
         )
         if held:
             kept = pc.invert(pc.is_in(rows.table.column(key), pa.array([r[key] for r in held], pa.string())))
@@ -604,13 +669,13 @@ def _quarantine_collected(rows: CollectedRows, table: str, store) -> None:
 
 
 def _new_to_table(
-    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, winners: pa.Table
+    spec: SilverTableSpec, ctx: RunContext, watermark: int | None, winners: pa.Table, replace: bool
 ) -> pa.Table:
     """The batch's first landed row of each key (`winners`) without the keys the table holds
     already: looked up among the rows of the batch's event dates (`_existing_keys`' bounds), by
     the table store. A `source_unique` table whose source only gained rows holds none of them."""
     store, key = ctx.store, spec.dedup_key
-    if _keys_are_new(spec, ctx, watermark) or not store.exists(spec.table) or winners.num_rows == 0:
+    if _keys_are_new(spec, ctx, watermark, replace) or not store.exists(spec.table) or winners.num_rows == 0:
         return winners
     keys = [k for k in pc.unique(winners.column(key)).to_pylist() if k is not None]
     if not keys:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from gold import proposal_events, proposals
+from pipelines.core.table_specs import ERRORS_COLUMN
+from silver import datahub_action_requests
+from tests.support import workflow_form_requests as forms
 from tests.support.gold import assert_incremental_equals_full, build_all, rows, source
+from tests.support.tables import bronze_frame
 
 AR = "silver.datahub_action_requests"
 DH = "silver.datahub_entity_changes"
@@ -201,3 +207,43 @@ def test_structured_property_and_glossary_term_proposals_are_inferred(batch, che
         ("urn:li:actionRequest:n", "PENDING", None, None, None),
         ("urn:li:actionRequest:p", "APPLIED", "INFERRED_FROM_CHANGE", "11:00", "urn:li:corpuser:bob"),
     ]
+
+
+def test_a_workflow_form_request_is_a_proposal_with_its_result_resource_and_times(spark):
+    """From the events as DataHub Cloud emits them, typed by silver: created without its
+    resource, a step accepted, completed five hours later with its result and the resource."""
+    hour = 3_600_000
+    created = 1_767_222_000_000
+    events = forms.form_events((created, created + hour, created + 5 * hour))
+    typed = datahub_action_requests.transform(bronze_frame(spark, events)).drop(ERRORS_COLUMN)
+    batch = {AR: typed, DH: source(spark, DH)}
+
+    built = build_all(proposals.SPEC, batch)
+
+    assert built.count() == 1
+    row = built.first()
+    assert (row.proposal_urn, row.action_request_type, row.source) == (
+        forms.FORM_REQUEST,
+        "WORKFLOW_FORM_REQUEST",
+        "datahub",
+    )
+    assert (row.resource_urn, row.resource_type) == (forms.FORM_RESOURCE, "dataset")
+    assert (row.status, row.status_rule) == ("ACCEPTED", "STATUS_EVENT")
+    assert (row.created_by, row.resolved_by) == (forms.REQUESTER, forms.APPROVER)
+    assert row.hours_to_resolution == 5.0
+    assert row.proposed == {
+        "workflowUrn": forms.WORKFLOW,
+        "fields": json.dumps(json.loads(forms.FORM_FIELDS), separators=(",", ":")),
+        "expiresAtMs": str(forms.EXPIRES_AT_MS),
+    }
+    steps = build_all(proposal_events.SPEC, batch).orderBy("event_time").collect()
+    assert [(r.event, r.actor) for r in steps] == [
+        ("CREATED", forms.REQUESTER),
+        ("STEP_COMPLETED", forms.APPROVER),
+        ("ACCEPTED", forms.APPROVER),
+    ]
+    assert_incremental_equals_full(
+        proposals.SPEC,
+        {AR: typed.where("operation = 'CREATE'"), DH: source(spark, DH)},
+        {AR: typed.where("operation <> 'CREATE'"), DH: source(spark, DH)},
+    )

@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from silver import datahub_action_requests, datahub_entity_changes
 from silver.datahub_catalog import load_catalog
 from tests.support.tables import bronze_frame
+from tests.support.workflow_form_requests import FORM_REQUEST, FORM_RESOURCE, WORKFLOW, form_events
 
 SUITE = Path(__file__).resolve().parents[2] / "expectations" / "silver.datahub_action_requests.json"
 RESOURCE = "urn:li:dataset:(urn:li:dataPlatform:snowflake,example.table,PROD)"
@@ -284,3 +285,40 @@ def test_suite_is_well_formed_and_names_real_columns(output):
         assert expectation["meta"]["severity"] in ("warn", "drop", "fail")
         kwargs = expectation["kwargs"]
         assert {kwargs.get(k) for k in ("column", "column_A", "column_B")} - {None} <= set(output.columns)
+
+
+def test_workflow_form_requests_are_typed_with_their_resource_and_result(spark):
+    rows = (
+        datahub_action_requests.transform(bronze_frame(spark, form_events()))
+        .orderBy("record_index")
+        .collect()
+    )
+    created, step, done = rows
+
+    for row in rows:
+        assert (row["_errors"], row["parameters_extra"]) == ([], {}), row["operation"]
+        assert (row["proposal_urn"], row["action_request_type"]) == (FORM_REQUEST, "WORKFLOW_FORM_REQUEST")
+        assert (row["workflowUrn"], row["workflowId"]) == (WORKFLOW, "data-access-request")
+        assert row["fields"] == {"dataset": [FORM_RESOURCE], "justification": ["a new dashboard"]}
+        assert (row["actorUrn"], row["actorEmail"], row["expiresAtMs"]) == (
+            "urn:li:corpuser:jdoe",
+            "jdoe@example.com",
+            1767225600000,
+        )
+    assert created["resource_urn"] is None and created["action_request_result"] is None
+    assert (step["operation"], step["stepId"], step["stepResult"]) == ("MODIFY", "owner_approval", "ACCEPTED")
+    assert (done["resource_urn"], done["resource_type"]) == (FORM_RESOURCE, "dataset")
+    assert (done["action_request_result"], done["workflow_operation"]) == ("ACCEPTED", "COMPLETE")
+    assert (done["entityName"], done["qualifiedEntityName"], done["entityPlatformName"]) == (
+        "table",
+        "example.table",
+        "snowflake",
+    )
+
+
+def test_a_form_requests_keys_are_typed_only_on_form_requests(spark):
+    other = proposal(
+        "urn:li:actionRequest:t", {"actionRequestType": "TAG_ASSOCIATION", "tagUrn": "t", "result": "x"}
+    )
+    row = datahub_action_requests.transform(bronze_frame(spark, [other])).first()
+    assert row["action_request_result"] is None and row["parameters_extra"] == {"result": "x"}

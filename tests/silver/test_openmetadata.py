@@ -1,4 +1,9 @@
-"""silver.openmetadata_change_events and silver.openmetadata_field_changes on small ChangeEvents."""
+"""silver.openmetadata_change_events and silver.openmetadata_field_changes on small ChangeEvents.
+
+An entity is keyed by its name in every form an event comes in: with `entityFullyQualifiedName`,
+or as the server stores and sends it (no FQN, `entity` as JSON text), or from a client that sends
+`entity` as an object without the FQN; only an event naming it nowhere is keyed by its id.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import pytest
 
 from pipelines.core.table_specs import ERRORS_COLUMN
 from silver import openmetadata_change_events, openmetadata_field_changes
+from tests.support.openmetadata_forms import full_form, stored_form, table_entity
 from tests.support.tables import bronze_frame
 
 
@@ -106,6 +112,7 @@ def test_change_event_is_typed(events):
     assert table.event_date == dt.date(2024, 6, 1)
     assert (table.previous_version, table.current_version) == (0.2, 0.3)
     assert table.actor == "alice"
+    assert table.entity_name_source == "event"
     assert table.domains == ["Sales"]
     assert table[ERRORS_COLUMN] == []
     assert (table.raw, table.record_index) == (json.dumps(TAGGED_AND_REOWNED), 0)
@@ -120,6 +127,7 @@ def test_incremental_change_description_is_preferred(events):
 def test_entity_key_falls_back_to_entity_id_and_versions_accept_strings(events):
     dashboard = by_entity(events)["dashboard"]
     assert dashboard.entity_key == "openmetadata:dashboard:a0000000-0000-4000-8000-0000000000bb"
+    assert (dashboard.entity_fqn, dashboard.entity_name_source) == (None, "id")
     assert (dashboard.previous_version, dashboard.current_version) == (1.0, 1.1)
     assert dashboard.domains == ["Marketing"]
     assert json.loads(dashboard.change_description)["fieldsUpdated"][0]["name"] == "owner"
@@ -214,3 +222,94 @@ def test_field_change_ids_are_unique_and_deterministic(events, field_changes):
     stored = events.where("size(_errors) = 0").drop(ERRORS_COLUMN)
     again = sorted(row.event_id for row in openmetadata_field_changes.transform(stored).collect())
     assert again == sorted(ids)
+
+
+CUSTOMERS_ID = "c0000000-0000-4000-8000-0000000000cc"
+CUSTOMERS = table_entity(
+    CUSTOMERS_ID,
+    "pg.crm.public.customers",
+    ["email"],
+    domains=[{"id": "d-7", "type": "domain", "name": "Sales", "fullyQualifiedName": "Commercial.Sales"}],
+)
+EMAIL_TAGGED = {
+    "id": "5f0c6e1a-0000-4000-8000-000000000007",
+    "eventType": "entityUpdated",
+    "entityType": "table",
+    "entityId": CUSTOMERS_ID,
+    "entityFullyQualifiedName": "pg.crm.public.customers",
+    "previousVersion": 0.1,
+    "currentVersion": 0.2,
+    "userName": "alice",
+    "timestamp": 1717243200000,
+    "domains": ["d-7", "d-unknown"],
+    "changeDescription": {
+        "fieldsAdded": [{"name": "columns.email.tags", "newValue": json.dumps([tag("PII.Sensitive")])}],
+        "fieldsUpdated": [],
+        "fieldsDeleted": [],
+    },
+}
+
+
+def _typed_one(spark, record: dict):
+    return openmetadata_change_events.transform(bronze_frame(spark, [record])).collect()[0]
+
+
+def test_the_servers_stored_form_is_keyed_by_the_entitys_name(spark):
+    stored = stored_form(EMAIL_TAGGED, CUSTOMERS)
+    assert "entityFullyQualifiedName" not in stored and isinstance(stored["entity"], str)
+
+    row = _typed_one(spark, stored)
+
+    assert row.entity_key == "openmetadata:table:pg.crm.public.customers"
+    assert (row.entity_fqn, row.entity_name_source) == ("pg.crm.public.customers", "entity")
+    assert row.entity_id == CUSTOMERS_ID
+    assert json.loads(row.entity) == CUSTOMERS
+    assert row.previous_version is None and row.current_version == 0.2
+    assert row[ERRORS_COLUMN] == []
+
+
+def test_an_entity_sent_as_an_object_without_the_fqn_names_the_key(spark):
+    event = {k: v for k, v in EMAIL_TAGGED.items() if k != "entityFullyQualifiedName"}
+
+    row = _typed_one(spark, full_form(event, CUSTOMERS))
+
+    assert row.entity_key == "openmetadata:table:pg.crm.public.customers"
+    assert row.entity_name_source == "entity"
+    assert json.loads(row.entity) == CUSTOMERS
+
+
+def test_every_form_of_one_event_gets_the_same_key_and_fields(spark):
+    forms = [
+        full_form(EMAIL_TAGGED, None),
+        full_form(EMAIL_TAGGED, CUSTOMERS),
+        stored_form(EMAIL_TAGGED, CUSTOMERS),
+    ]
+    rows = openmetadata_change_events.transform(bronze_frame(spark, forms)).where("size(_errors) = 0")
+    changes = openmetadata_field_changes.transform(rows.drop(ERRORS_COLUMN)).collect()
+
+    assert {(c.entity_key, c.entity_fqn, c.column_name, c.field_name) for c in changes} == {
+        (
+            "openmetadata:table:pg.crm.public.customers",
+            "pg.crm.public.customers",
+            "email",
+            "columns.email.tags",
+        )
+    }
+    assert len(changes) == len(forms)
+
+
+def test_the_events_domain_ids_become_the_names_the_entity_gives_them(spark):
+    row = _typed_one(spark, full_form(EMAIL_TAGGED, CUSTOMERS))
+    assert row.domains == ["Commercial.Sales", "d-unknown"]  # an id the entity does not name stays
+
+    older = {**CUSTOMERS, "domain": CUSTOMERS["domains"][0]}  # before 1.9: one `domain` reference
+    del older["domains"]
+    assert _typed_one(spark, full_form(EMAIL_TAGGED, older)).domains == ["Commercial.Sales", "d-unknown"]
+    assert _typed_one(spark, full_form(EMAIL_TAGGED, None)).domains == ["d-7", "d-unknown"]
+
+
+def test_blank_names_are_no_names(spark):
+    event = {**EMAIL_TAGGED, "entityFullyQualifiedName": ""}
+    row = _typed_one(spark, full_form(event, {**CUSTOMERS, "fullyQualifiedName": None}))
+    assert row.entity_key == f"openmetadata:table:{CUSTOMERS_ID}"
+    assert (row.entity_fqn, row.entity_name_source) == (None, "id")

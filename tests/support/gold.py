@@ -34,7 +34,7 @@ ACTION_REQUESTS_SCHEMA = (
     "owners array<struct<type:string,typeUrn:string,ownerUrn:string>>, "
     "structuredProperties array<struct<propertyUrn:string,values:array<string>>>, tagUrn string, "
     "glossaryTermUrn string, description string, parentNodeUrn string, glossaryEntityName string, "
-    "parameters map<string,string>"
+    "workflowUrn string, fields map<string,array<string>>, expiresAtMs bigint, parameters map<string,string>"
 )
 _TAG_LABELS = "array<struct<tagFQN:string,source:string,labelType:string,state:string>>"
 _OWNER_REFS = "array<struct<id:string,type:string,name:string,fullyQualifiedName:string,displayName:string,deleted:boolean>>"

@@ -343,8 +343,17 @@ def load_openmetadata_events(landing_dir: str | Path) -> list[dict]:
 
 
 def openmetadata_entity(event: dict) -> str:
-    """`openmetadata:<entityType>:<fqn, else id>`."""
-    return f"openmetadata:{event['entityType']}:{event.get('entityFullyQualifiedName') or event['entityId']}"
+    """`openmetadata:<entityType>:<fqn, else id>`, the FQN the event's own or its entity's (an
+    object, or its JSON text as the server sends it)."""
+    entity = event.get("entity")
+    if isinstance(entity, str):
+        try:
+            entity = json.loads(entity)
+        except ValueError:
+            entity = None
+    named = entity.get("fullyQualifiedName") if isinstance(entity, dict) else None
+    fqn = event.get("entityFullyQualifiedName") or (named if isinstance(named, str) else None)
+    return f"openmetadata:{event['entityType']}:{fqn or event['entityId']}"
 
 
 def _json_value(value: object) -> object:
