@@ -319,18 +319,23 @@ class Plan:
         return self.scanned if self.flowing is None else self.flowing
 
 
+def _rows_held(store, tables) -> int:
+    """The rows `tables` hold now (Delta statistics, no Spark job): what reading them whole scans."""
+    return sum(store.count_added_since(t, None) for t in tables)
+
+
 def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int], recorded: dict) -> Plan:
     store = warehouse.store
     seen = recorded.get(WATERMARKS)
     rebuilt = spec.revision and recorded.get(REVISION) != spec.revision  # new columns or rules
     if not seen or any(s not in seen for s in present) or rebuilt:  # or no build yet, or a new source
-        everything = sum(store.count_added_since(s, None) for s in present)
+        everything = _rows_held(store, present)
         return Plan(GoldPath.FULL, everything, everything)
     changed = {s: v for s, v in present.items() if v > seen[s] and store.rows_changed_since(s, seen[s])}
     if not changed:  # no commit since the last build, or none that changed a row
         return Plan(GoldPath.UP_TO_DATE, 0, 0)
     if any(replaced_since(store, s, seen[s]) for s in changed):  # keys it held may be gone (`replacement`)
-        everything = sum(store.count_added_since(s, None) for s in present)
+        everything = _rows_held(store, present)
         return Plan(GoldPath.FULL, everything, everything)
     source_rows = sum(store.count_added_since(s, seen[s]) for s in changed)
     # absent: recorded by an older release, so unknown; a None value: that source held no event
@@ -349,11 +354,11 @@ def plan(spec: GoldTableSpec, warehouse: WarehouseView, present: dict[str, int],
     ):
         return Plan(GoldPath.EXTEND, source_rows, source_rows)  # late groups, if any, read their history too
     # The touched groups' history is read from every source; few groups keep few of its rows.
-    everything = sum(store.count_added_since(s, None) for s in present)
+    everything = _rows_held(store, present)
     if source_rows > LOCAL_GROUPS:
         return Plan(GoldPath.REBUILD, everything, source_rows)
     linking = strategy if isinstance(strategy, RebuildGroups) else HISTORY_FALLBACK
-    whole = sum(store.count_added_since(s, None) for s in linking.kept_whole if s in present)
+    whole = _rows_held(store, [s for s in linking.kept_whole if s in present])
     return Plan(GoldPath.REBUILD, everything, source_rows, source_rows + whole)
 
 
@@ -611,7 +616,7 @@ def _extend_touched_groups(job: GoldJob) -> TaskResult:
     # groups the mode follows the new rows: one job per action, no code to generate and compile.
     # Late groups' history reads scan their sources from the late time on: then the mode follows
     # those rows, as a rebuild's does.
-    history = sum(store.count_added_since(s, None) for s in job.present) if late else 0
+    history = _rows_held(store, job.present) if late else 0
     with job.small_input(job.plan.source_rows + history):
         written = _replace_extended_and_rebuilt(job, relevant, closing, late, since, schema)
     rebuilt = f", from their events since {since.isoformat(timespec='milliseconds')}" if late else ""
