@@ -186,6 +186,7 @@ def _run(
             raise RunFailed(f"{failed}: {summary.results[failed].message}")
         if compact:
             summary.compactions = _compact_written_tables(ctx, tasks, summary)
+        store.remember_logs(_tables_of(tasks, config))
         summary.seconds = time.monotonic() - started
     return summary
 

@@ -48,6 +48,7 @@ LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
 ONE_FILE_ROWS = 25_000
 HISTORY_WINDOW = 20  # commits a first look at a table's history reads; more only when asked
 COMPACTION_LOOKBACK = 100  # commits searched back for the last compaction
+VERSION_NOT_FOUND = "DELTA_VERSION_NOT_FOUND"  # what Delta says of a time travel past the newest commit
 CHANGE_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 NEW_ROWS = ("insert", "update_postimage")
 
@@ -111,6 +112,11 @@ def _enables_change_data(commit: dict[str, Any]) -> bool:
         return False
 
 
+def _analysed(frame: DataFrame) -> StructType:
+    """The frame's schema: its plan analysed (over Spark Connect too, which analyses lazily)."""
+    return frame.schema
+
+
 def _appends_only(commit: dict[str, Any]) -> bool:
     """The commit added rows and removed none (or changed no data)."""
     operation = commit["operation"]
@@ -132,6 +138,7 @@ class DeltaSparkEngine(Engine):
     name = "delta-spark"
     supports_compaction = True
     names_tables = True
+    keeps_known_logs = True  # each `DESCRIBE HISTORY` is a Spark job
 
     @staticmethod
     def _name(ref: TableRef) -> str:
@@ -187,6 +194,72 @@ class DeltaSparkEngine(Engine):
 
     def prefetch(self, ref: TableRef) -> None:
         self._commits(ref)
+
+    def adopt(self, ref: TableRef, known: dict[str, Any]) -> bool:
+        """The commits, newest event times and change data setting an earlier run recorded
+        (`known_log`), kept as this run's once the table proves to be at the version they describe."""
+        try:
+            version, commits = int(known["version"]), list(known["commits"])
+        except (KeyError, TypeError, ValueError):
+            return False
+        if not commits or commits[0].get("version") != version or not self._newest_is(ref, version):
+            return False
+        self.cache.put(ref.name, "exists", True)
+        self.cache.put(ref.name, "commits", (commits, bool(known.get("complete"))))
+        if isinstance(known.get("change_data_on"), bool):
+            self.cache.put(ref.name, "change data on", known["change_data_on"])
+        for column, micros in (known.get("max_micros") or {}).items():
+            self.cache.put(ref.name, ("max_micros", ref.name, column, version), micros)
+        return True
+
+    def _newest_is(self, ref: TableRef, version: int) -> bool:
+        """Whether `version` is the table's newest: it reads at `version` and not at the next. Each
+        is the analysis of a time-travel read (the log's listing and its newest checkpoint or
+        checksum), not a Spark job."""
+        try:
+            _analysed(self.read(ref, version))
+        except Exception:  # noqa: BLE001 - gone, renamed, recreated shorter: ask the log itself
+            return False
+        try:
+            _analysed(self.read(ref, version + 1))
+        except Exception as exc:  # noqa: BLE001 - only "no such version" says it is the newest
+            return VERSION_NOT_FOUND in f"{type(exc).__name__} {exc}"
+        return False
+
+    def known_log(self, ref: TableRef) -> dict[str, Any] | None:
+        """The newest commits this run knows, down to the newest that changed data with the
+        pipeline's metadata (what a task's watermark comes from), and the answers kept for that
+        version; None when the run knows none (a table it wrote and did not ask again)."""
+        kept = self.cache.peek(ref.name, "commits")
+        if not kept or not kept[0]:
+            return None
+        commits, complete = kept
+        ours = next(
+            (
+                i
+                for i, c in enumerate(commits)
+                if c.get(METADATA_KEY) and c["operation"] not in NO_DATA_CHANGE
+            ),
+            len(commits) - 1,
+        )
+        head = commits[: ours + 1]
+        version = head[0]["version"]
+        known: dict[str, Any] = {
+            "version": version,
+            "commits": head,
+            "complete": complete and ours == len(commits) - 1,
+        }
+        change_data_on = self.cache.peek(ref.name, "change data on")
+        if change_data_on is not None:
+            known["change_data_on"] = change_data_on
+        micros = {
+            key[2]: value
+            for key, value in self.cache.items(ref.name)
+            if isinstance(key, tuple) and key[0] == "max_micros" and key[3] == version
+        }
+        if micros:
+            known["max_micros"] = micros
+        return known
 
     def version(self, ref: TableRef) -> int | None:
         commits = self._commits(ref)

@@ -21,7 +21,8 @@ from pipelines.runtime.caching import keep_cached, release_cached
 from pipelines.store.metadata import MetadataCache
 from pipelines.store.pruning import Bound, select_matching
 
-METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
+METADATA_KEY = "userMetadata"
+KEPT_ROWS = 10_000  # a run keeps `read_rows` answers up to this many rows, for the same question again  # commitInfo field both engines use for our JSON metadata
 
 
 class ConcurrentWriteError(RuntimeError):
@@ -60,6 +61,7 @@ class Engine(ABC):
     supports_compaction = False
     names_tables = False  # whether tables also have catalog names (`register`, `catalog_tables`)
     writes_collected = False  # whether its writes take `CollectedRows` as they are (else as a frame)
+    keeps_known_logs = False  # whether a run records what it learnt of the logs for the next (`adopt`)
 
     def __init__(self, spark: SparkSession, cache: MetadataCache | None = None):
         self.spark = spark
@@ -77,6 +79,16 @@ class Engine(ABC):
         """Learn now what a run will ask of the table's log (engines where each question is a
         command of its own); called side by side for many tables (`TableStore.prefetch`).
         Reading its own log is cheap on delta-rs, so it learns there when asked."""
+        return None
+
+    def adopt(self, ref: TableRef, known: dict[str, Any]) -> bool:
+        """Take `known`, what an earlier run learnt of the table's log (`pipelines.store.known_logs`),
+        as this run's answers, where the table is still at the version it names; False (nothing
+        taken) otherwise. Engines whose questions cost little take nothing."""
+        return False
+
+    def known_log(self, ref: TableRef) -> dict[str, Any] | None:
+        """What this run knows of the table's log, for the next run to `adopt` (None: nothing)."""
         return None
 
     @abstractmethod
@@ -145,9 +157,18 @@ class Engine(ABC):
         """The rows matching any of `selections`, as dicts of those of `columns` the table has
         (bookkeeping tables, which hold files or runs, not records). Engines may answer without
         a Spark job."""
-        df = self.read_where(ref, selections)
-        present = [c for c in columns if c in df.columns]
-        return [row.asDict() for row in df.select(*present).collect()]
+
+        def ask() -> list[dict[str, Any]]:
+            df = self.read_where(ref, selections)
+            present = [c for c in columns if c in df.columns]
+            return [row.asDict() for row in df.select(*present).collect()]
+
+        # a run asks some twice (a task weighed, then run): kept until the table is written
+        key = ("rows", tuple(columns), repr(selections))
+        rows = self.cache.get(ref.name, key, ask)
+        if len(rows) > KEPT_ROWS:
+            self.cache.discard(ref.name, key)
+        return [dict(row) for row in rows]
 
     def tally_added_since(
         self, ref: TableRef, version: int | None, by: str, flag: str

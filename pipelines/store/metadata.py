@@ -57,10 +57,20 @@ class MetadataCache:
         with self._lock:
             return self._values.get(table, {}).get(key, default)
 
+    def items(self, table: str) -> list[tuple[Hashable, Any]]:
+        """Every kept (question, answer) about `table`."""
+        with self._lock:
+            return list(self._values.get(table, {}).items())
+
     def put(self, table: str, key: Hashable, value: Any) -> None:
         if self.enabled:
             with self._lock:
                 self._values.setdefault(table, {})[key] = value
+
+    def discard(self, table: str, key: Hashable) -> None:
+        """Drop one kept answer (one too large to keep)."""
+        with self._lock:
+            self._values.get(table, {}).pop(key, None)
 
     def forget(self, table: str) -> None:
         """Drop what is known of `table` (it was just written)."""

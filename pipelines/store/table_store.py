@@ -34,6 +34,7 @@ from pyspark.sql.types import StructType
 
 from pipelines.core.unity_catalog import catalog_unusable
 from pipelines.core.warehouse_layout import LAYERS, folder_tables
+from pipelines.store import known_logs
 from pipelines.store.catalog_access import CatalogUnusable, identity
 from pipelines.store.collected import CollectedRows, Rows, as_frame
 from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
@@ -192,13 +193,47 @@ class TableStore:
         spent most of its time asking forty tables in turn. A table that cannot be asked now is
         left for the task that needs it to report."""
 
+        known = known_logs.load(self.warehouse, self._identity()) if self.engine.keeps_known_logs else {}
+
         def ask(name: str) -> None:
             try:
-                self.engine.prefetch(self.ref(name))
+                ref = self.ref(name)
+                if name not in known or not self.engine.adopt(ref, known[name]):
+                    self.engine.prefetch(ref)
             except Exception:  # noqa: BLE001 - the task asking the same question reports it
                 pass
 
         _side_by_side(ask, list(dict.fromkeys(names)))
+
+    def remember_logs(self, names: Iterable[str]) -> None:
+        """At a run's end: record what it knows of the logs of `names` for the next run to start
+        from (`pipelines.store.known_logs`), on engines where asking a log costs a Spark job. The
+        tables it wrote are asked once more here, several at once, rather than by the next run.
+        Entries of other tables stay as they were (the next run checks each before taking it)."""
+        if not self.engine.keeps_known_logs:
+            return
+        names = list(dict.fromkeys(names))
+        _side_by_side(self._ask_again, names)
+        entries = known_logs.load(self.warehouse, self._identity())
+        for name in names:
+            entry = self.engine.known_log(self._ref(name))
+            if entry is None:
+                entries.pop(name, None)
+            else:
+                entries[name] = entry
+        known_logs.save(self.warehouse, self._identity(), entries)
+
+    def _ask_again(self, name: str) -> None:
+        try:
+            ref = self.ref(name)
+            if self.engine.exists(ref):
+                self.engine.prefetch(ref)
+        except Exception:  # noqa: BLE001 - left out of the record; the next run asks it
+            pass
+
+    def _identity(self) -> str:
+        """The names the tables are reached by (a record of other names is not this store's)."""
+        return f"{self.catalog}|{self.schema_prefix}"
 
     def _create_schema(self, name: str) -> None:
         """Create the schema `name` goes in unless it exists (once per process), where tables are
@@ -249,10 +284,15 @@ class TableStore:
     def last_commit_metadata(self, name: str, key: str, scan: int = 50) -> dict[str, Any]:
         """All our metadata of the newest commit that recorded `key` ({} if none did): values
         written together are read back together, never from two different commits."""
-        for commit in self.history(name, limit=scan):
-            if key in commit["metadata"]:
-                return commit["metadata"]
-        return {}
+        limit = 1  # the newest commit mostly has it: asked alone, a run's kept commits answer
+        while True:
+            commits = self.history(name, limit=limit)
+            for commit in commits:
+                if key in commit["metadata"]:
+                    return commit["metadata"]
+            if len(commits) < limit or limit >= scan:
+                return {}
+            limit = min(limit * 4, scan)
 
     def only_appended_since(self, name: str, version: int) -> bool:
         """True when every commit after `version` only added rows, so `read_added_since` is the
