@@ -35,7 +35,14 @@ from pipelines.runtime import faults
 from pipelines.runtime.spark import session_conf, tuning_conf
 from pipelines.store import change_feed, delta_spark_writes
 from pipelines.store.delta_operations import APPENDS, NO_DATA_CHANGE, REPLACES
-from pipelines.store.engine import METADATA_KEY, Compaction, ConcurrentWriteError, Engine, TableRef
+from pipelines.store.engine import (
+    METADATA_KEY,
+    Compaction,
+    ConcurrentWriteError,
+    Engine,
+    TableRef,
+    max_micros_key,
+)
 from pipelines.store.pruning import selections_sql
 
 CHANGE_DATA_FEED = "delta.enableChangeDataFeed"
@@ -209,7 +216,7 @@ class DeltaSparkEngine(Engine):
         if isinstance(known.get("change_data_on"), bool):
             self.cache.put(ref.name, "change data on", known["change_data_on"])
         for column, micros in (known.get("max_micros") or {}).items():
-            self.cache.put(ref.name, ("max_micros", ref.name, column, version), micros)
+            self.cache.put(ref.name, max_micros_key(ref, column, version), micros)
         return True
 
     def _newest_is(self, ref: TableRef, version: int) -> bool:
@@ -255,7 +262,7 @@ class DeltaSparkEngine(Engine):
         micros = {
             key[2]: value
             for key, value in self.cache.items(ref.name)
-            if isinstance(key, tuple) and key[0] == "max_micros" and key[3] == version
+            if isinstance(key, tuple) and len(key) == 4 and key == max_micros_key(ref, key[2], version)
         }
         if micros:
             known["max_micros"] = micros

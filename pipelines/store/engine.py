@@ -21,8 +21,13 @@ from pipelines.runtime.caching import keep_cached, release_cached
 from pipelines.store.metadata import MetadataCache
 from pipelines.store.pruning import Bound, select_matching
 
-METADATA_KEY = "userMetadata"
-KEPT_ROWS = 10_000  # a run keeps `read_rows` answers up to this many rows, for the same question again  # commitInfo field both engines use for our JSON metadata
+METADATA_KEY = "userMetadata"  # commitInfo field both engines use for our JSON metadata
+KEPT_ROWS = 10_000  # a run keeps `read_rows` answers up to this many rows, for the same question again
+
+
+def max_micros_key(ref: TableRef, column: str, version: int) -> tuple:
+    """The run's `MetadataCache` key of `column`'s newest value at `version` (`Engine.max_micros`)."""
+    return ("max_micros", ref.name, column, version)
 
 
 class ConcurrentWriteError(RuntimeError):
@@ -117,7 +122,7 @@ class Engine(ABC):
         """The largest value of the timestamp `column` at `version` (latest when None), in epoch
         microseconds; None when it holds no value. Engines may answer from file statistics,
         which may hold milliseconds only: then up to 1 ms below the exact value."""
-        key = ("max_micros", ref.name, column, version if version is not None else self.version(ref))
+        key = max_micros_key(ref, column, version if version is not None else self.version(ref))
         return self.cache.get(
             ref.name,
             key,
